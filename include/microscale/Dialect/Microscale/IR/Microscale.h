@@ -1,0 +1,31 @@
+//===- Microscale.h - The microscale dialect --------------------*- C++ -*-===//
+//
+// One header for the dialect, its attributes, types and operations.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MICROSCALE_DIALECT_MICROSCALE_IR_MICROSCALE_H
+#define MICROSCALE_DIALECT_MICROSCALE_IR_MICROSCALE_H
+
+#include "microscale/Dialect/Microscale/IR/MicroscaleLayoutInterface.h"
+#include "microscale/Reference/MXFormat.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "microscale/Dialect/Microscale/IR/MicroscaleDialect.h.inc"
+#include "microscale/Dialect/Microscale/IR/MicroscaleEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "microscale/Dialect/Microscale/IR/MicroscaleAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "microscale/Dialect/Microscale/IR/MicroscaleTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "microscale/Dialect/Microscale/IR/MicroscaleOps.h.inc"
+
+#endif

@@ -1,0 +1,21 @@
+//===- MicroscaleLayoutInterface.h - Layout attribute interface -*- C++ -*-===//
+#ifndef MICROSCALE_DIALECT_MICROSCALE_IR_MICROSCALELAYOUTINTERFACE_H
+#define MICROSCALE_DIALECT_MICROSCALE_IR_MICROSCALELAYOUTINTERFACE_H
+
+#include "microscale/Reference/Layout.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/LLVM.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace mlir::microscale {
+/// What a layout holds: packed element codes, or scale codes.
+enum class LayoutRole { Values, Scales };
+} // namespace mlir::microscale
+
+#include "microscale/Dialect/Microscale/IR/MicroscaleLayoutInterface.h.inc"
+
+#endif

@@ -1,0 +1,148 @@
+//===- MicroscaleOps.td - Microscale operations ------------*- tablegen -*-===//
+#ifndef MICROSCALE_OPS_TD
+#define MICROSCALE_OPS_TD
+
+include "microscale/Dialect/Microscale/IR/MicroscaleTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Microscale_QTensor : Type<CPred<"::llvm::isa<::mlir::microscale::QTensorType>($_self)">,
+    "quantized tensor", "::mlir::microscale::QTensorType">;
+
+def Microscale_ByteTensor : RankedTensorOf<[I8]>;
+def Microscale_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+
+//===----------------------------------------------------------------------===//
+// from_bytes / to_bytes
+//===----------------------------------------------------------------------===//
+
+def Microscale_FromBytesOp : Microscale_Op<"from_bytes", [Pure]> {
+  let summary = "View raw storage bytes as a quantized tensor";
+  let description = [{
+    Reinterprets the packed element bytes and the scale bytes, each already in
+    the physical layout that the result type names, as a quantized tensor. No
+    data moves: a checkpoint's packed values and scales become a `qtensor`
+    as they are. Each byte tensor must have exactly the storage shape of its
+    layout (dense, memory order, padding included). Formats with a global
+    scale (NVFP4) take it as a third, f32 operand; others must not.
+
+    ```mlir
+    %q = microscale.from_bytes %values, %scales
+        : tensor<2x64x64xi8>, tensor<2x2x128xi8> -> !microscale.qtensor<2x64x128, mxfp4, axis = 1>
+    ```
+  }];
+  let arguments = (ins Microscale_ByteTensor:$values,
+                       Microscale_ByteTensor:$scales,
+                       Optional<F32>:$global_scale);
+  let results = (outs Microscale_QTensor:$result);
+  let assemblyFormat = [{
+    $values `,` $scales (`,` $global_scale^)? attr-dict `:` type($values) `,`
+    type($scales) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Microscale_ToBytesOp : Microscale_Op<"to_bytes", [Pure]> {
+  let summary = "The raw storage bytes of a quantized tensor";
+  let description = [{
+    The inverse of `from_bytes`: the packed element bytes and the scale bytes
+    in the layouts of the operand's type, plus the f32 global scale for
+    formats that have one.
+
+    ```mlir
+    %v, %s = microscale.to_bytes %q
+        : !microscale.qtensor<2x64x128, mxfp4, axis = 1> -> tensor<2x64x64xi8>, tensor<2x2x128xi8>
+    ```
+  }];
+  let arguments = (ins Microscale_QTensor:$input);
+  let results = (outs Microscale_ByteTensor:$values,
+                      Microscale_ByteTensor:$scales,
+                      Optional<F32>:$global_scale);
+  let assemblyFormat = [{
+    $input attr-dict `:` qualified(type($input)) `->` type($values) `,`
+    type($scales) (`,` type($global_scale)^)?
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// quantize / dequantize
+//===----------------------------------------------------------------------===//
+
+def Microscale_QuantizeOp : Microscale_Op<"quantize", [Pure]> {
+  let summary = "Quantize a float tensor to a block-scaled format";
+  let description = [{
+    Quantizes along the result's block axis. MX formats (E8M0 scales) follow
+    OCP MX v1.0: shared exponent floor(log2(amax)) - emax of the element
+    type, elements rounded to nearest even and saturated. NVFP4 formats
+    round amax / 6 / global to an E4M3 block scale; the global scale is the
+    optional operand, or amax(tensor) / (6 * 448) when absent. A block that
+    holds NaN or Inf gets a NaN scale. The result is laid out as its type
+    says. A constant input of at most 65536 elements folds through the C++
+    reference.
+  }];
+  let arguments = (ins Microscale_FloatTensor:$input,
+                       Optional<F32>:$global_scale);
+  let results = (outs Microscale_QTensor:$result);
+  let assemblyFormat = [{
+    $input (`,` $global_scale^)? attr-dict `:` type($input) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Microscale_DequantizeOp : Microscale_Op<"dequantize", [Pure]> {
+  let summary = "Dequantize a block-scaled tensor to floats";
+  let description = [{
+    Computes element * scale (* global scale) for every element in f32 and
+    rounds that to the result type (f32, f16 or bf16, nearest even). The
+    product of an element and its scale is exact in f32; the NVFP4 global
+    scale costs one f32 rounding, as it does on every GPU path. How E8M0 codes
+    0 and 255 decode is explicit: `e8m0_edges = ocp` (the default: 2^-127 and
+    NaN, as OCP MX v1.0 says) or `zero_inf` (+0 and +inf, as Triton's Hopper
+    fast path computes them). A constant operand folds through the C++
+    reference.
+  }];
+  let arguments = (ins Microscale_QTensor:$input,
+      DefaultValuedAttr<Microscale_E8M0EdgesAttr,
+                        "::mlir::microscale::E8M0Edges::ocp">:$e8m0_edges);
+  let results = (outs Microscale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` qualified(type($input)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// convert_layout
+//===----------------------------------------------------------------------===//
+
+def Microscale_ConvertLayoutOp : Microscale_Op<"convert_layout", [Pure]> {
+  let summary = "Change the physical layouts of a quantized tensor";
+  let description = [{
+    The same logical tensor (shape, format, block axis and every bit of every
+    element and scale) in other value and/or scale layouts. Folds away when
+    nothing changes; a chain of conversions collapses into one; a conversion
+    followed by its inverse cancels; a conversion of a small constant folds
+    through the C++ reference.
+
+    ```mlir
+    %h = microscale.convert_layout %q
+        : !microscale.qtensor<64x128, mxfp4, axis = 0>
+       -> !microscale.qtensor<64x128, mxfp4, axis = 0, values = #microscale.strided<major_dim = -2>>
+    ```
+  }];
+  let arguments = (ins Microscale_QTensor:$input);
+  let results = (outs Microscale_QTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+#endif // MICROSCALE_OPS_TD

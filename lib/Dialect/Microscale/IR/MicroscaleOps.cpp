@@ -1,0 +1,157 @@
+//===- MicroscaleOps.cpp - Verifiers and folders --------------------------===//
+#include "microscale/Dialect/Microscale/IR/Microscale.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/InterleavedRange.h"
+
+using namespace mlir;
+using namespace mlir::microscale;
+
+#define GET_OP_CLASSES
+#include "microscale/Dialect/Microscale/IR/MicroscaleOps.cpp.inc"
+
+/// Checks that a byte tensor has the storage shape of `layout`.
+static LogicalResult verifyStorageShape(Operation *op, StringRef what,
+                                        RankedTensorType bytes,
+                                        ArrayRef<int64_t> expected,
+                                        Attribute layout,
+                                        ArrayRef<int64_t> logicalShape) {
+  if (bytes.getShape() == expected)
+    return success();
+  return op->emitOpError()
+         << what << " must have the storage shape "
+         << llvm::interleaved_array(expected) << " of layout " << layout
+         << " for logical shape " << llvm::interleaved_array(logicalShape)
+         << ", got " << Type(bytes);
+}
+
+/// The checks shared by from_bytes and to_bytes.
+static LogicalResult verifyBytes(Operation *op, QTensorType type,
+                                 RankedTensorType values,
+                                 RankedTensorType scales, bool hasGlobalScale,
+                                 StringRef side) {
+  if (failed(verifyStorageShape(op, side.str() + " values", values,
+                                type.getValueStorageShape(),
+                                type.getValueLayout(), type.getShape())) ||
+      failed(verifyStorageShape(op, side.str() + " scales", scales,
+                                type.getScaleStorageShape(),
+                                type.getScaleLayout(), type.getScaleShape())))
+    return failure();
+  FormatAttr format = type.getFormat();
+  if (format.getGlobalScale() && !hasGlobalScale)
+    return op->emitOpError() << "format " << Attribute(format)
+                             << " has a global scale: the f32 global scale "
+                             << side << " is missing";
+  if (!format.getGlobalScale() && hasGlobalScale)
+    return op->emitOpError() << "format " << Attribute(format)
+                             << " has no global scale, but an f32 global "
+                                "scale "
+                             << side << " is present";
+  return success();
+}
+
+LogicalResult FromBytesOp::verify() {
+  return verifyBytes(*this, getType(), getValues().getType(),
+                     getScales().getType(), getGlobalScale() != nullptr,
+                     "operand");
+}
+
+LogicalResult ToBytesOp::verify() {
+  return verifyBytes(*this, getInput().getType(), getValues().getType(),
+                     getScales().getType(), getGlobalScale() != nullptr,
+                     "result");
+}
+
+LogicalResult QuantizeOp::verify() {
+  QTensorType type = getType();
+  if (getInput().getType().getShape() != type.getShape())
+    return emitOpError() << "input shape "
+                         << llvm::interleaved_array(
+                                getInput().getType().getShape())
+                         << " does not match the logical shape "
+                         << llvm::interleaved_array(type.getShape())
+                         << " of the result";
+  if (getGlobalScale() && !type.getFormat().getGlobalScale())
+    return emitOpError() << "a global scale operand is given, but format "
+                         << Attribute(type.getFormat())
+                         << " has no global scale";
+  return success();
+}
+
+LogicalResult DequantizeOp::verify() {
+  QTensorType type = getInput().getType();
+  if (getType().getShape() != type.getShape())
+    return emitOpError() << "result shape "
+                         << llvm::interleaved_array(getType().getShape())
+                         << " does not match the logical shape "
+                         << llvm::interleaved_array(type.getShape())
+                         << " of the input";
+  if (getE8m0Edges() == E8M0Edges::zero_inf &&
+      !isa<Float8E8M0FNUType>(type.getFormat().getScaleType()))
+    return emitOpError() << "e8m0_edges = zero_inf applies to E8M0 scales, "
+                            "but format "
+                         << Attribute(type.getFormat()) << " has "
+                         << type.getFormat().getScaleType() << " scales";
+  return success();
+}
+
+LogicalResult ConvertLayoutOp::verify() {
+  QTensorType from = getInput().getType(), to = getType();
+  if (from.getShape() != to.getShape())
+    return emitOpError() << "cannot change the logical shape: "
+                         << llvm::interleaved_array(from.getShape()) << " vs "
+                         << llvm::interleaved_array(to.getShape());
+  if (from.getFormat() != to.getFormat())
+    return emitOpError() << "cannot change the format: "
+                         << Attribute(from.getFormat()) << " vs "
+                         << Attribute(to.getFormat())
+                         << " (use a transcode, not a layout conversion)";
+  if (from.getAxis() != to.getAxis())
+    return emitOpError() << "cannot change the block axis: " << from.getAxis()
+                         << " vs " << to.getAxis();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Folders
+//===----------------------------------------------------------------------===//
+
+OpFoldResult FromBytesOp::fold(FoldAdaptor) {
+  // from_bytes(to_bytes(%q)) -> %q
+  auto toBytes = getValues().getDefiningOp<ToBytesOp>();
+  if (!toBytes || getScales().getDefiningOp() != toBytes ||
+      toBytes.getInput().getType() != getType() ||
+      getValues() != toBytes.getValues() || getScales() != toBytes.getScales() ||
+      getGlobalScale() != toBytes.getGlobalScale())
+    return {};
+  return toBytes.getInput();
+}
+
+LogicalResult ToBytesOp::fold(FoldAdaptor,
+                              SmallVectorImpl<OpFoldResult> &results) {
+  // to_bytes(from_bytes(%v, %s[, %g])) -> %v, %s[, %g]
+  auto fromBytes = getInput().getDefiningOp<FromBytesOp>();
+  if (!fromBytes)
+    return failure();
+  results.push_back(fromBytes.getValues());
+  results.push_back(fromBytes.getScales());
+  if (Value global = fromBytes.getGlobalScale())
+    results.push_back(global);
+  return success();
+}
+
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
+  // A -> A is the identity.
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto previous = getInput().getDefiningOp<ConvertLayoutOp>()) {
+    // A -> B -> A cancels.
+    if (previous.getInput().getType() == getType())
+      return previous.getInput();
+    // A -> B -> C is A -> C.
+    getInputMutable().assign(previous.getInput());
+    return getResult();
+  }
+  return {};
+}

@@ -1,0 +1,29 @@
+//===- mx-opt.cpp - The microscale optimizer driver -----------------------===//
+//
+// MlirOptMain with the microscale dialect and every upstream dialect, pass and
+// extension that the lowerings (CPU/LLVM, NVVM, ROCDL) need, plus the LLVM IR
+// translations that `gpu-module-to-binary` uses to emit PTX and gfx950 ISA.
+//
+// This file is the one place that includes the heavy "register everything"
+// headers, so it rarely needs recompiling.
+//
+//===----------------------------------------------------------------------===//
+#include "microscale/Dialect/Microscale/IR/Microscale.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllGPUToLLVMIRTranslations(registry);
+  mlir::registerAllPasses();
+  registry.insert<mlir::microscale::MicroscaleDialect>();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "microscale optimizer driver\n", registry));
+}

@@ -24,18 +24,18 @@ func.func @formats(
     %e: !microscale.qtensor<64x32, mxfp8_e5m2, axis = 1>,
     %f: !microscale.qtensor<64x32, nvfp4, axis = 1>,
     %g: !microscale.qtensor<64x32, nvfp4_b32, axis = -1>,
-    %h: !microscale.qtensor<64x128, #microscale.format<f4E2M1FN, f8E8M0FNU, block = 64>, axis = 1>,
-    %i: !microscale.qtensor<64x32, #microscale.format<f4E2M1FN, f8E4M3FN, block = 16, global_scale>, axis = 1>,
+    %h: !microscale.qtensor<64x128, f4E2M1FN, f8E8M0FNU, block = 64, axis = 1>,
+    %i: !microscale.qtensor<64x32, f4E2M1FN, f8E4M3FN, block = 16, global_scale, axis = 1>,
     %j: !microscale.qtensor<64x32, f8E4M3FN, f8E4M3FN, block = 16, axis = 1>) {
   return
 }
 
 // CHECK-LABEL: func @attributes
-// CHECK: test.format = #microscale.format<mxfp4>
-// CHECK-SAME: test.format_full = #microscale.format<f6E2M3FN, f8E8M0FNU, block = 16>
-// CHECK-SAME: test.layout = #microscale.strided
-// CHECK-SAME: test.layout2 = #microscale.strided<major_dim = -2>
 // CHECK-SAME: test.edges = #microscale.e8m0_edges<zero_inf>
+// CHECK-SAME: test.format = #microscale.format<mxfp4>
+// CHECK-SAME: test.format_full = #microscale.format<f6E2M3FN, f8E8M0FNU, block = 16>
+// CHECK-SAME: test.layout = #microscale.strided,
+// CHECK-SAME: test.layout2 = #microscale.strided<major_dim = -2>
 func.func @attributes() attributes {
     test.format = #microscale.format<mxfp4>,
     test.format_full = #microscale.format<f6E2M3FN, f8E8M0FNU, block = 16>,
@@ -88,10 +88,12 @@ func.func @ops(%v: tensor<2x64x64xi8>, %s: tensor<2x2x128xi8>,
 // CHECK-LABEL: func @storage_shapes
 func.func @storage_shapes(%a: tensor<32x48xi8>, %b: tensor<32x2xi8>,
                           %c: tensor<64x32xi8>, %d: tensor<64x1xi8>,
-                          %e: tensor<64x16xi8>, %f: tensor<2x64xi8>) {
+                          %e: tensor<64x16xi8>, %f: tensor<2x32xi8>,
+                          %g: tensor<32x32xi8>) {
   %0 = microscale.from_bytes %a, %b : tensor<32x48xi8>, tensor<32x2xi8> -> !microscale.qtensor<32x64, mxfp6_e3m2, axis = 1>
   %1 = microscale.from_bytes %c, %d : tensor<64x32xi8>, tensor<64x1xi8> -> !microscale.qtensor<64x32, mxfp8_e5m2, axis = 1>
-  // 64x32 FP4 packed along dim 0: storage [32 (dim 1), 32 bytes]
-  %2 = microscale.from_bytes %e, %f : tensor<64x16xi8>, tensor<2x64xi8> -> !microscale.qtensor<64x32, mxfp4, axis = 0>
+  %2 = microscale.from_bytes %e, %f : tensor<64x16xi8>, tensor<2x32xi8> -> !microscale.qtensor<64x32, mxfp4, axis = 0>
+  // 64x32 FP4 packed along dim 0: storage [32 (dim 1), 32 bytes (dim 0)]
+  %3 = microscale.from_bytes %g, %f : tensor<32x32xi8>, tensor<2x32xi8> -> !microscale.qtensor<64x32, mxfp4, axis = 0, values = #microscale.strided<major_dim = -2>>
   return
 }

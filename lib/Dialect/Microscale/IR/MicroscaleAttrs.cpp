@@ -120,31 +120,44 @@ void FormatAttr::printBody(AsmPrinter &printer) const {
     printer << ", global_scale";
 }
 
-FormatAttr FormatAttr::parseBody(AsmParser &parser) {
+FormatAttr FormatAttr::parseBody(AsmParser &parser, bool &consumedComma) {
+  consumedComma = false;
   MLIRContext *context = parser.getContext();
   SMLoc loc = parser.getCurrentLocation();
+  SmallVector<StringRef> names;
+  std::string known;
+  for (const ref::NamedFormat &format : ref::namedFormats()) {
+    names.push_back(StringRef(format.name.data(), format.name.size()));
+    known += (known.empty() ? "" : ", ") + std::string(format.name);
+  }
   StringRef name;
-  if (succeeded(parser.parseOptionalKeyword(&name))) {
-    if (FormatAttr named = getNamed(context, name))
-      return named;
-    std::string known;
-    for (const ref::NamedFormat &format : ref::namedFormats())
-      known += (known.empty() ? "" : ", ") + std::string(format.name);
-    parser.emitError(loc) << "unknown microscaling format '" << name
-                          << "'; expected one of " << known
-                          << ", or element type, scale type, block = N";
+  if (succeeded(parser.parseOptionalKeyword(&name, names)))
+    return getNamed(context, name);
+  Type elementType, scaleType;
+  OptionalParseResult explicitForm = parser.parseOptionalType(elementType);
+  if (!explicitForm.has_value()) {
+    if (succeeded(parser.parseOptionalKeyword(&name)))
+      parser.emitError(loc) << "unknown microscaling format '" << name
+                            << "'; expected one of " << known
+                            << ", or element type, scale type, block = N";
+    else
+      parser.emitError(loc) << "expected a microscaling format (" << known
+                            << ", or element type, scale type, block = N)";
     return {};
   }
-  Type elementType, scaleType;
   unsigned blockSize = 0;
-  if (parser.parseType(elementType) || parser.parseComma() ||
+  if (failed(*explicitForm) || parser.parseComma() ||
       parser.parseType(scaleType) || parser.parseComma() ||
       parser.parseKeyword("block") || parser.parseEqual() ||
       parser.parseInteger(blockSize))
     return {};
-  bool globalScale = succeeded(parser.parseOptionalComma());
-  if (globalScale && parser.parseKeyword("global_scale"))
-    return {};
+  // `, global_scale` is optional; a comma followed by anything else belongs
+  // to the caller (the qtensor type continues with `, axis = ...`).
+  bool globalScale = false;
+  if (succeeded(parser.parseOptionalComma())) {
+    globalScale = succeeded(parser.parseOptionalKeyword("global_scale"));
+    consumedComma = !globalScale;
+  }
   return FormatAttr::getChecked([&] { return parser.emitError(loc); },
                                 context, elementType, scaleType, blockSize,
                                 globalScale);
@@ -153,8 +166,15 @@ FormatAttr FormatAttr::parseBody(AsmParser &parser) {
 Attribute FormatAttr::parse(AsmParser &parser, Type) {
   if (parser.parseLess())
     return {};
-  FormatAttr format = parseBody(parser);
-  if (!format || parser.parseGreater())
+  bool consumedComma;
+  FormatAttr format = parseBody(parser, consumedComma);
+  if (!format)
+    return {};
+  if (consumedComma) {
+    parser.emitError(parser.getCurrentLocation(), "expected 'global_scale'");
+    return {};
+  }
+  if (parser.parseGreater())
     return {};
   return format;
 }

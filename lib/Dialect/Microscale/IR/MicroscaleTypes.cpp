@@ -93,16 +93,13 @@ Type QTensorType::parse(AsmParser &parser) {
                                 /*withTrailingX=*/false) ||
       parser.parseComma())
     return {};
-  FormatAttr format;
-  OptionalParseResult fullFormat = parser.parseOptionalAttribute(format);
-  if (fullFormat.has_value()) {
-    if (failed(*fullFormat))
-      return {};
-  } else if (!(format = FormatAttr::parseBody(parser))) {
+  // The format is spelled as the body of #microscale.format<...>.
+  bool consumedComma;
+  FormatAttr format = FormatAttr::parseBody(parser, consumedComma);
+  if (!format)
     return {};
-  }
   int64_t axis = 0;
-  if (parser.parseComma() || parser.parseKeyword("axis") ||
+  if ((!consumedComma && parser.parseComma()) || parser.parseKeyword("axis") ||
       parser.parseEqual() || parser.parseInteger(axis))
     return {};
   // Accept Triton-style negative axes; store them normalized.

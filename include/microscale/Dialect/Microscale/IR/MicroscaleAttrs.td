@@ -62,8 +62,9 @@ def Microscale_FormatAttr : Microscale_Attr<"Format", "format"> {
                                ::llvm::StringRef name);
     /// Prints the body (`mxfp4` or `f4E2M1FN, ..., block = N`).
     void printBody(::mlir::AsmPrinter &printer) const;
-    /// Parses what printBody prints.
-    static FormatAttr parseBody(::mlir::AsmParser &parser);
+    /// Parses what printBody prints. Sets `consumedComma` when it read a
+    /// trailing comma that did not introduce `global_scale`.
+    static FormatAttr parseBody(::mlir::AsmParser &parser, bool &consumedComma);
   }];
 }
 
@@ -108,7 +109,7 @@ def Microscale_StridedAttr : Microscale_Attr<"Strided", "strided",
     #microscale.strided<major_dim = -2>
     ```
   }];
-  let parameters = (ins DefaultValuedParameter<"int64_t", "-1">:$majorDim);
+  let parameters = (ins DefaultValuedParameter<"int64_t", "-1">:$major_dim);
   let assemblyFormat = "(`<` struct(params)^ `>`)?";
 }
 

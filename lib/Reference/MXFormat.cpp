@@ -107,9 +107,13 @@ void dequantizeBlock(const MXFormat &format, const uint8_t *elementCodes,
   double scale = decode(format.scale, scaleCode, edges);
   if (format.hasGlobalScale)
     scale *= globalScale;
-  for (size_t i = 0; i < n; ++i)
-    values[i] = static_cast<float>(decode(format.element, elementCodes[i]) *
-                                   scale);
+  for (size_t i = 0; i < n; ++i) {
+    const double value = decode(format.element, elementCodes[i]) * scale;
+    // One NaN for every target: the host's 0 * inf would be a negative NaN
+    // on x86, while GPUs produce a positive canonical NaN.
+    values[i] = std::isnan(value) ? std::numeric_limits<float>::quiet_NaN()
+                                  : static_cast<float>(value);
+  }
 }
 
 float defaultGlobalScale(const MXFormat &format, const float *values,

@@ -14,6 +14,9 @@
 //    default is amax_tensor / (6 * 448), or 1 for an all-zero tensor.
 //  * A block holding NaN or +-Inf gets a NaN scale (E8M0 0xFF, E4M3 0x7F)
 //    and zero elements, so it dequantizes to NaN rather than to a lie.
+//  * Dequantization computes element * scale (* global) once in double and
+//    rounds it to f32: the same bits as f32 arithmetic on a GPU, because
+//    element * scale is exact. Every NaN result is the positive quiet NaN.
 //
 // Tensors are row-major, one unpacked code per element (byte-per-code);
 // packing into bytes is the business of a layout (Layout.h).

@@ -149,3 +149,24 @@ func.func @fuse_into_quantize(%x: tensor<64x64xbf16>) -> !microscale.qtensor<64x
   %r = microscale.convert_layout %q : !microscale.qtensor<64x64, mxfp4, axis = 0> -> !microscale.qtensor<64x64, mxfp4, axis = 0, values = #microscale.strided<major_dim = -2>>
   return %r : !microscale.qtensor<64x64, mxfp4, axis = 0, values = #microscale.strided<major_dim = -2>>
 }
+
+// -----
+
+// Triton layouts cancel in inverse pairs and collapse in chains like any
+// other: canonical -> Hopper -> canonical is the identity, and
+// Blackwell -> shuffled -> Hopper is one conversion.
+!canon = !microscale.qtensor<256x512, mxfp4, axis = 0>
+!hopper = !microscale.qtensor<256x512, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+!bw = !microscale.qtensor<256x512, mxfp4, axis = 0, values = #microscale.blackwell_value, scales = #microscale.blackwell_scale>
+!shuf = !microscale.qtensor<256x512, mxfp4, axis = 0, values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>, scales = #microscale.blackwell_scale>
+// CHECK-LABEL: func @triton_layout_chains
+// CHECK-SAME: (%[[Q:.*]]: !microscale.qtensor<256x512, mxfp4, axis = 0>, %[[B:.*]]: !microscale.qtensor
+// CHECK-NEXT: %[[H:.*]] = microscale.convert_layout %[[B]] : {{.*}}#microscale.blackwell_value{{.*}} -> {{.*}}#microscale.hopper_value
+// CHECK-NEXT: return %[[Q]], %[[H]]
+func.func @triton_layout_chains(%q: !canon, %b: !bw) -> (!canon, !hopper) {
+  %h = microscale.convert_layout %q : !canon -> !hopper
+  %back = microscale.convert_layout %h : !hopper -> !canon
+  %s = microscale.convert_layout %b : !bw -> !shuf
+  %h2 = microscale.convert_layout %s : !shuf -> !hopper
+  return %back, %h2 : !canon, !hopper
+}

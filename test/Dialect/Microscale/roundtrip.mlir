@@ -97,3 +97,22 @@ func.func @storage_shapes(%a: tensor<32x48xi8>, %b: tensor<32x2xi8>,
   %3 = microscale.from_bytes %g, %f : tensor<32x32xi8>, tensor<2x32xi8> -> !microscale.qtensor<64x32, mxfp4, axis = 0, values = #microscale.strided<major_dim = -2>>
   return
 }
+
+// Every Triton layout, with the storage shapes of layouts.md's worked example
+// ([E=2, K=256, N=512] weights blocked along K; scales [2, 8, 512]).
+// CHECK-LABEL: func @triton_layouts
+// CHECK-SAME: values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+// CHECK-SAME: values = #microscale.hopper_value<mx_axis = -1, mma_version = 2>, scales = #microscale.hopper_scale<mx_axis = -1, num_warps = 4>>
+// CHECK-SAME: values = #microscale.blackwell_value, scales = #microscale.blackwell_scale>
+// CHECK-SAME: values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>, scales = #microscale.cdna4_scale>
+func.func @triton_layouts(%hv: tensor<2x128x512xi8>, %hs: tensor<2x16x256xi8>,
+                          %hv1: tensor<2x64x1024xi8>, %hs1: tensor<2x8x512xi8>,
+                          %bv: tensor<2x512x128xi8>, %bs: tensor<1x8x2x2x256xi8>,
+                          %sv: tensor<2x2x2x256x64xi8>, %cs: tensor<2x16x256xi8>) {
+  %0 = microscale.from_bytes %hv, %hs : tensor<2x128x512xi8>, tensor<2x16x256xi8> -> !microscale.qtensor<2x256x512, mxfp4, axis = -2, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+  // The same numbers read as [2, M=256, K=512] blocked along the last axis.
+  %1 = microscale.from_bytes %hv1, %hs1 : tensor<2x64x1024xi8>, tensor<2x8x512xi8> -> !microscale.qtensor<2x256x512, mxfp4, axis = 2, values = #microscale.hopper_value<mx_axis = -1, mma_version = 2>, scales = #microscale.hopper_scale<mx_axis = -1, num_warps = 4>>
+  %2 = microscale.from_bytes %bv, %bs : tensor<2x512x128xi8>, tensor<1x8x2x2x256xi8> -> !microscale.qtensor<2x256x512, mxfp4, axis = 1, values = #microscale.blackwell_value, scales = #microscale.blackwell_scale>
+  %3 = microscale.from_bytes %sv, %cs : tensor<2x2x2x256x64xi8>, tensor<2x16x256xi8> -> !microscale.qtensor<2x256x512, mxfp4, axis = 1, values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>, scales = #microscale.cdna4_scale>
+  return
+}

@@ -1,6 +1,7 @@
 //===- MicroscaleAttrs.cpp - Formats and layouts --------------------------===//
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
 
+#include "microscale/Reference/TritonLayouts.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -198,4 +199,176 @@ StridedAttr::buildReference(ArrayRef<int64_t> logicalShape,
   return ref::makeStridedLayout(
       std::vector<int64_t>(logicalShape.begin(), logicalShape.end()),
       elementBits, getMajorDim(), error);
+}
+
+//===----------------------------------------------------------------------===//
+// Triton's layouts
+//===----------------------------------------------------------------------===//
+
+static std::vector<int64_t> toStd(ArrayRef<int64_t> shape) {
+  return std::vector<int64_t>(shape.begin(), shape.end());
+}
+
+/// Value layouts hold FP4 codes, scale layouts 8-bit scale codes.
+static bool checkElementBits(StringRef layout, unsigned elementBits,
+                             unsigned expected, std::string *error) {
+  if (elementBits == expected)
+    return true;
+  if (error)
+    *error = (layout + " holds " + Twine(expected) + "-bit codes only, got " +
+              Twine(elementBits) + "-bit codes")
+                 .str();
+  return false;
+}
+
+/// Triton's block axis convention: -1 or -2, counted from the end.
+static std::optional<int64_t> blockAxisFromEnd(int64_t mxAxis, int64_t rank) {
+  if (rank < 2)
+    return std::nullopt; // the reference map rejects the rank
+  return rank + mxAxis;
+}
+
+static LogicalResult verifyMxAxis(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t mxAxis) {
+  if (mxAxis != -1 && mxAxis != -2)
+    return emitError() << "mx_axis must be -1 or -2, got " << mxAxis;
+  return success();
+}
+
+LogicalResult
+HopperValueAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t mxAxis, int64_t mmaVersion) {
+  if (failed(verifyMxAxis(emitError, mxAxis)))
+    return failure();
+  if (mmaVersion != 2 && mmaVersion != 3)
+    return emitError() << "mma_version must be 2 (mma.sync) or 3 (wgmma), got "
+                       << mmaVersion;
+  return success();
+}
+
+bool HopperValueAttr::supportsRole(LayoutRole role) const {
+  return role == LayoutRole::Values;
+}
+
+std::unique_ptr<ref::Layout>
+HopperValueAttr::buildReference(ArrayRef<int64_t> shape, unsigned elementBits,
+                                std::string *error) const {
+  if (!checkElementBits("hopper_value", elementBits, 4, error))
+    return nullptr;
+  return ref::makeHopperValueLayout(toStd(shape), getMxAxis(),
+                                    static_cast<int>(getMmaVersion()), error);
+}
+
+std::optional<int64_t> HopperValueAttr::getRequiredBlockAxis(int64_t rank) const {
+  return blockAxisFromEnd(getMxAxis(), rank);
+}
+
+LogicalResult
+HopperScaleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t mxAxis, int64_t numWarps) {
+  if (failed(verifyMxAxis(emitError, mxAxis)))
+    return failure();
+  if (numWarps <= 0 || !llvm::isPowerOf2_64(numWarps))
+    return emitError() << "num_warps must be a power of two, got " << numWarps;
+  return success();
+}
+
+bool HopperScaleAttr::supportsRole(LayoutRole role) const {
+  return role == LayoutRole::Scales;
+}
+
+std::unique_ptr<ref::Layout>
+HopperScaleAttr::buildReference(ArrayRef<int64_t> shape, unsigned elementBits,
+                                std::string *error) const {
+  if (!checkElementBits("hopper_scale", elementBits, 8, error))
+    return nullptr;
+  return ref::makeHopperScaleLayout(toStd(shape), getMxAxis(),
+                                    static_cast<int>(getNumWarps()), error);
+}
+
+std::optional<int64_t> HopperScaleAttr::getRequiredBlockAxis(int64_t rank) const {
+  return blockAxisFromEnd(getMxAxis(), rank);
+}
+
+bool BlackwellValueAttr::supportsRole(LayoutRole role) const {
+  return role == LayoutRole::Values;
+}
+
+std::unique_ptr<ref::Layout>
+BlackwellValueAttr::buildReference(ArrayRef<int64_t> shape,
+                                   unsigned elementBits,
+                                   std::string *error) const {
+  if (!checkElementBits("blackwell_value", elementBits, 4, error))
+    return nullptr;
+  return ref::makeBlackwellValueLayout(toStd(shape), error);
+}
+
+std::optional<int64_t>
+BlackwellValueAttr::getRequiredBlockAxis(int64_t rank) const {
+  return blockAxisFromEnd(-2, rank);
+}
+
+LogicalResult BlackwellShuffledValueAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t blockK,
+    int64_t blockN) {
+  if (blockK <= 0 || blockK % 2 != 0)
+    return emitError() << "block_k must be a positive even number of FP4 "
+                          "elements, got "
+                       << blockK;
+  if (blockN <= 0)
+    return emitError() << "block_n must be positive, got " << blockN;
+  return success();
+}
+
+bool BlackwellShuffledValueAttr::supportsRole(LayoutRole role) const {
+  return role == LayoutRole::Values;
+}
+
+std::unique_ptr<ref::Layout>
+BlackwellShuffledValueAttr::buildReference(ArrayRef<int64_t> shape,
+                                           unsigned elementBits,
+                                           std::string *error) const {
+  if (!checkElementBits("blackwell_shuffled_value", elementBits, 4, error))
+    return nullptr;
+  return ref::makeBlackwellShuffledValueLayout(toStd(shape), getBlockK(),
+                                               getBlockN(), error);
+}
+
+std::optional<int64_t>
+BlackwellShuffledValueAttr::getRequiredBlockAxis(int64_t rank) const {
+  return blockAxisFromEnd(-2, rank);
+}
+
+bool BlackwellScaleAttr::supportsRole(LayoutRole role) const {
+  return role == LayoutRole::Scales;
+}
+
+std::unique_ptr<ref::Layout>
+BlackwellScaleAttr::buildReference(ArrayRef<int64_t> shape,
+                                   unsigned elementBits,
+                                   std::string *error) const {
+  if (!checkElementBits("blackwell_scale", elementBits, 8, error))
+    return nullptr;
+  return ref::makeBlackwellScaleLayout(toStd(shape), error);
+}
+
+std::optional<int64_t>
+BlackwellScaleAttr::getRequiredBlockAxis(int64_t rank) const {
+  return blockAxisFromEnd(-2, rank);
+}
+
+bool CDNA4ScaleAttr::supportsRole(LayoutRole role) const {
+  return role == LayoutRole::Scales;
+}
+
+std::unique_ptr<ref::Layout>
+CDNA4ScaleAttr::buildReference(ArrayRef<int64_t> shape, unsigned elementBits,
+                               std::string *error) const {
+  if (!checkElementBits("cdna4_scale", elementBits, 8, error))
+    return nullptr;
+  return ref::makeCDNA4ScaleLayout(toStd(shape), error);
+}
+
+std::optional<int64_t> CDNA4ScaleAttr::getRequiredBlockAxis(int64_t rank) const {
+  return blockAxisFromEnd(-2, rank);
 }

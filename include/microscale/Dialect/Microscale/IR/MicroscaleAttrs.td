@@ -113,4 +113,106 @@ def Microscale_StridedAttr : Microscale_Attr<"Strided", "strided",
   let assemblyFormat = "(`<` struct(params)^ `>`)?";
 }
 
+//===----------------------------------------------------------------------===//
+// Triton's triton_kernels layouts
+//===----------------------------------------------------------------------===//
+
+class Microscale_LayoutAttr<string name, string attrMnemonic>
+    : Microscale_Attr<name, attrMnemonic,
+        [DeclareAttrInterfaceMethods<Microscale_LayoutAttrInterface,
+                                     ["getRequiredBlockAxis"]>]>;
+
+def Microscale_HopperValueAttr
+    : Microscale_LayoutAttr<"HopperValue", "hopper_value"> {
+  let summary = "Triton's HopperMXValueLayout: FP4 values for Hopper MMA";
+  let description = [{
+    FP4 values tiled so that each thread's 32-bit loads hold its tensor-core
+    operand fragment, with the bits of every 32-bit word interleaved so that
+    and/shl/shr/or plus one `mul.bf16x2` rebuild BF16 lanes (seed 000).
+    `mx_axis` (-1 or -2) is the block axis of the tensor; `mma_version`
+    (2: mma.sync, 3: wgmma) picks the tile permutation.
+
+    Storage (memory order): `[*L, Mp/4, 4*KBp]` bytes with the non-MX extent
+    padded to 256 and the packed MX extent to 64 bytes (128 FP4), padding
+    zero. Triton returns the same memory as a transposed view for
+    `mx_axis = -2`. Holds element values only (FP4).
+
+    ```mlir
+    #microscale.hopper_value<mx_axis = -2, mma_version = 3>
+    ```
+  }];
+  let parameters = (ins "int64_t":$mx_axis, "int64_t":$mma_version);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Microscale_HopperScaleAttr
+    : Microscale_LayoutAttr<"HopperScale", "hopper_scale"> {
+  let summary = "Triton's HopperMXScaleLayout: E8M0 scales for Hopper";
+  let description = [{
+    Scales permuted for a Hopper kernel with `num_warps` warps (a power of
+    two, equal to the consuming kernel's `num_warps`). `mx_axis` (-1 or -2)
+    is the block axis. Storage (memory order): `[*L, Mp/32, 32*Ksp]` with
+    the non-MX extent padded to 32*num_warps and the scale extent to 2,
+    padding zero. Holds scales only.
+
+    ```mlir
+    #microscale.hopper_scale<mx_axis = -2, num_warps = 8>
+    ```
+  }];
+  let parameters = (ins "int64_t":$mx_axis, "int64_t":$num_warps);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Microscale_BlackwellValueAttr
+    : Microscale_LayoutAttr<"BlackwellValue", "blackwell_value"> {
+  let summary = "Triton's BlackwellMXValueLayout: FP4 values, K-major";
+  let description = [{
+    FP4 weights `[*L, K, N]` blocked along K, packed along K with K fastest
+    (`[*L, N, K2p]` bytes in memory, K2p = K/2 padded to 128 for TMA).
+    Triton leaves the padding unspecified; we write zeros. Holds element
+    values only, blocked along dim -2.
+  }];
+}
+
+def Microscale_BlackwellShuffledValueAttr
+    : Microscale_LayoutAttr<"BlackwellShuffledValue", "blackwell_shuffled_value"> {
+  let summary = "Triton's BlackwellMX4ValueShuffledLayout: FP4 values in TMA tiles";
+  let description = [{
+    FP4 weights `[*L, K, N]` stored as contiguous `[E, K-tiles, N-tiles,
+    block_n, block_k/2]` boxes, each one TMA load in the form the tcgen05
+    kernel wants; K bytes padded to a multiple of lcm(128, block_k/2), N to
+    block_n, padding zero. Holds element values only, blocked along dim -2.
+
+    ```mlir
+    #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>
+    ```
+  }];
+  let parameters = (ins "int64_t":$block_k, "int64_t":$block_n);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Microscale_BlackwellScaleAttr
+    : Microscale_LayoutAttr<"BlackwellScale", "blackwell_scale"> {
+  let summary = "Triton's BlackwellMXScaleLayout: the 128x4 scale-factor atom";
+  let description = [{
+    Scales `[*L, Ks, N]` in 512-byte atoms of 128 n x 4 ks (the cuBLAS /
+    CUTLASS tcgen05 block-scaled layout), Ks padded to 8 and N to 128,
+    padding zero. Holds scales only, blocked along dim -2.
+  }];
+}
+
+def Microscale_CDNA4ScaleAttr
+    : Microscale_LayoutAttr<"CDNA4Scale", "cdna4_scale"> {
+  let summary = "Triton's CDNA4MXScaleLayout: scales for gfx950 scaled MFMA";
+  let description = [{
+    Scales `[*L, Ks, N]` pre-shuffled so that one 32-bit word holds the
+    scales of n and n+16 for ks and ks+4, as gfx950's scaled MFMA reads them.
+    Ks padded to 8, N to 32, padding zero. Holds scales only, blocked along
+    dim -2.
+  }];
+}
+
 #endif // MICROSCALE_ATTRS_TD

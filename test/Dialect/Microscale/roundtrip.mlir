@@ -101,10 +101,10 @@ func.func @storage_shapes(%a: tensor<32x48xi8>, %b: tensor<32x2xi8>,
 // Every Triton layout, with the storage shapes of layouts.md's worked example
 // ([E=2, K=256, N=512] weights blocked along K; scales [2, 8, 512]).
 // CHECK-LABEL: func @triton_layouts
-// CHECK-SAME: values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
-// CHECK-SAME: values = #microscale.hopper_value<mx_axis = -1, mma_version = 2>, scales = #microscale.hopper_scale<mx_axis = -1, num_warps = 4>>
-// CHECK-SAME: values = #microscale.blackwell_value, scales = #microscale.blackwell_scale>
-// CHECK-SAME: values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>, scales = #microscale.cdna4_scale>
+// CHECK: values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+// CHECK: values = #microscale.hopper_value<mx_axis = -1, mma_version = 2>, scales = #microscale.hopper_scale<mx_axis = -1, num_warps = 4>>
+// CHECK: values = #microscale.blackwell_value, scales = #microscale.blackwell_scale>
+// CHECK: values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>, scales = #microscale.cdna4_scale>
 func.func @triton_layouts(%hv: tensor<2x128x512xi8>, %hs: tensor<2x16x256xi8>,
                           %hv1: tensor<2x64x1024xi8>, %hs1: tensor<2x8x512xi8>,
                           %bv: tensor<2x512x128xi8>, %bs: tensor<1x8x2x2x256xi8>,

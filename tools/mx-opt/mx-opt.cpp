@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "microscale/Dialect/Microscale/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -24,6 +25,7 @@ int main(int argc, char **argv) {
   mlir::registerAllGPUToLLVMIRTranslations(registry);
   mlir::registerAllPasses();
   registry.insert<mlir::microscale::MicroscaleDialect>();
+  mlir::microscale::registerMicroscalePasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "microscale optimizer driver\n", registry));
 }

@@ -16,8 +16,6 @@ using namespace mlir;
 using namespace mlir::microscale;
 namespace ref = ::microscale::ref;
 
-/// Folding materializes constants: keep them small.
-static constexpr int64_t kMaxFoldedElements = 65536;
 
 namespace {
 /// A quantized tensor whose bytes are all known.
@@ -40,9 +38,10 @@ static std::optional<std::vector<uint8_t>> getConstantBytes(Value value) {
 }
 
 /// Reads the bytes of a qtensor produced by from_bytes of constants.
-static std::optional<ConstantQTensor> getConstantQTensor(Value value) {
+static std::optional<ConstantQTensor> getConstantQTensor(Value value,
+                                                        int64_t maxElements) {
   auto fromBytes = value.getDefiningOp<FromBytesOp>();
-  if (!fromBytes || fromBytes.getType().getNumElements() > kMaxFoldedElements)
+  if (!fromBytes || fromBytes.getType().getNumElements() > maxElements)
     return std::nullopt;
   ConstantQTensor result;
   auto values = getConstantBytes(fromBytes.getValues());
@@ -99,12 +98,14 @@ static std::vector<int64_t> toStd(ArrayRef<int64_t> shape) {
 namespace {
 /// quantize(constant) -> from_bytes(constant, constant[, constant]).
 struct FoldConstantQuantize : OpRewritePattern<QuantizeOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FoldConstantQuantize(MLIRContext *context, int64_t maxElements)
+      : OpRewritePattern(context), maxElements(maxElements) {}
+  int64_t maxElements;
   LogicalResult matchAndRewrite(QuantizeOp op,
                                 PatternRewriter &rewriter) const override {
     QTensorType type = op.getType();
     DenseFPElementsAttr input;
-    if (type.getNumElements() > kMaxFoldedElements ||
+    if (type.getNumElements() > maxElements ||
         !matchPattern(op.getInput(), m_Constant(&input)))
       return failure();
     std::optional<float> globalScale;
@@ -132,10 +133,12 @@ struct FoldConstantQuantize : OpRewritePattern<QuantizeOp> {
 
 /// dequantize(from_bytes(constants)) -> constant.
 struct FoldConstantDequantize : OpRewritePattern<DequantizeOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FoldConstantDequantize(MLIRContext *context, int64_t maxElements)
+      : OpRewritePattern(context), maxElements(maxElements) {}
+  int64_t maxElements;
   LogicalResult matchAndRewrite(DequantizeOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<ConstantQTensor> input = getConstantQTensor(op.getInput());
+    std::optional<ConstantQTensor> input = getConstantQTensor(op.getInput(), maxElements);
     if (!input)
       return failure();
     QTensorType type = op.getInput().getType();
@@ -173,10 +176,12 @@ struct FoldConstantDequantize : OpRewritePattern<DequantizeOp> {
 
 /// convert_layout(from_bytes(constants)) -> from_bytes(new constants).
 struct FoldConstantConvertLayout : OpRewritePattern<ConvertLayoutOp> {
-  using OpRewritePattern::OpRewritePattern;
+  FoldConstantConvertLayout(MLIRContext *context, int64_t maxElements)
+      : OpRewritePattern(context), maxElements(maxElements) {}
+  int64_t maxElements;
   LogicalResult matchAndRewrite(ConvertLayoutOp op,
                                 PatternRewriter &rewriter) const override {
-    std::optional<ConstantQTensor> input = getConstantQTensor(op.getInput());
+    std::optional<ConstantQTensor> input = getConstantQTensor(op.getInput(), maxElements);
     if (!input)
       return failure();
     QTensorType from = op.getInput().getType();
@@ -209,17 +214,25 @@ struct FuseConvertIntoQuantize : OpRewritePattern<ConvertLayoutOp> {
 };
 } // namespace
 
+void mlir::microscale::populateReferenceFoldingPatterns(
+    RewritePatternSet &patterns, int64_t maxElements) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<FoldConstantQuantize, FoldConstantDequantize,
+               FoldConstantConvertLayout>(context, maxElements);
+}
+
 void QuantizeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                              MLIRContext *context) {
-  results.add<FoldConstantQuantize>(context);
+  results.add<FoldConstantQuantize>(context, kCanonicalizerFoldLimit);
 }
 
 void DequantizeOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                                MLIRContext *context) {
-  results.add<FoldConstantDequantize>(context);
+  results.add<FoldConstantDequantize>(context, kCanonicalizerFoldLimit);
 }
 
 void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                                   MLIRContext *context) {
-  results.add<FoldConstantConvertLayout, FuseConvertIntoQuantize>(context);
+  results.add<FoldConstantConvertLayout>(context, kCanonicalizerFoldLimit);
+  results.add<FuseConvertIntoQuantize>(context);
 }

@@ -28,4 +28,19 @@
 #define GET_OP_CLASSES
 #include "microscale/Dialect/Microscale/IR/MicroscaleOps.h.inc"
 
+namespace mlir {
+class RewritePatternSet;
+namespace microscale {
+/// The canonicalizer folds constants of at most this many elements, so that
+/// canonicalization never materializes large constants. The
+/// microscale-fold-constants pass takes its own limit.
+inline constexpr int64_t kCanonicalizerFoldLimit = 65536;
+
+/// Patterns that fold quantize, dequantize and convert_layout of constants
+/// (of at most `maxElements` logical elements) through the C++ reference.
+void populateReferenceFoldingPatterns(RewritePatternSet &patterns,
+                                      int64_t maxElements);
+} // namespace microscale
+} // namespace mlir
+
 #endif

@@ -1,0 +1,32 @@
+//===- Passes.td - Microscale transformation passes --------*- tablegen -*-===//
+#ifndef MICROSCALE_TRANSFORMS_PASSES_TD
+#define MICROSCALE_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MicroscaleFoldConstants : Pass<"microscale-fold-constants"> {
+  let summary = "Quantize, convert and dequantize constant tensors at compile "
+                "time through the C++ reference";
+  let description = [{
+    Folds `microscale.quantize` of a constant float tensor,
+    `microscale.convert_layout` of constant bytes and `microscale.dequantize`
+    of constant bytes into constants computed by the bit-exact C++ reference
+    library. This is how a compiler with constant weights in its IR packs them
+    offline into the layout its target's matmul wants (for example
+    canonical MXFP4 into `#microscale.hopper_value`), with no code run at load
+    time. Unlike the canonicalizer, whose limit is 65536 elements, the size
+    limit here is an option (0 means no limit).
+
+    ```
+    mx-opt --microscale-fold-constants='max-elements=0' weights.mlir
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::microscale::MicroscaleDialect"];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"0",
+           "Fold tensors of at most this many logical elements (0: any size)">,
+  ];
+}
+
+#endif // MICROSCALE_TRANSFORMS_PASSES_TD

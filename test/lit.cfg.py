@@ -18,6 +18,8 @@ config.substitutions.append(("%microscale_obj_root", config.microscale_obj_root)
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# FileCheck, not, count and split-file live in the LLVM tools directory.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.microscale_tools_dir, config.llvm_tools_dir]
 tools = ["mx-opt"]

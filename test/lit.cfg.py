@@ -10,7 +10,8 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.microscale_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "microscale-capi-test.c"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%microscale_src_root", config.microscale_src_root))
@@ -22,5 +23,5 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.microscale_tools_dir, config.llvm_tools_dir]
-tools = ["mx-opt"]
+tools = ["mx-opt", "microscale-capi-test"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

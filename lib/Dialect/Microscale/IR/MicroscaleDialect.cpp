@@ -19,3 +19,7 @@ void MicroscaleDialect::initialize() {
 #include "microscale/Dialect/Microscale/IR/MicroscaleOps.cpp.inc"
       >();
 }
+
+void mlir::microscale::registerMicroscaleDialect(DialectRegistry &registry) {
+  registry.insert<MicroscaleDialect>();
+}

@@ -36,6 +36,10 @@ namespace microscale {
 /// microscale-fold-constants pass takes its own limit.
 inline constexpr int64_t kCanonicalizerFoldLimit = 65536;
 
+/// Registers the microscale dialect (and nothing else) in `registry`: the one
+/// call a compiler needs to parse and build microscale IR.
+void registerMicroscaleDialect(DialectRegistry &registry);
+
 /// Patterns that fold quantize, dequantize and convert_layout of constants
 /// (of at most `maxElements` logical elements) through the C++ reference.
 void populateReferenceFoldingPatterns(RewritePatternSet &patterns,

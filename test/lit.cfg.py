@@ -16,6 +16,12 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%microscale_src_root", config.microscale_src_root))
 config.substitutions.append(("%microscale_obj_root", config.microscale_obj_root))
+config.substitutions.append(("%microscale_libs",
+                             os.path.join(config.microscale_obj_root, "lib")))
+# Upstream's own mlir-opt (Debian's, linked against libMLIR.so), for the
+# plugin tests.
+config.substitutions.append(("%upstream_mlir_opt",
+                             os.path.join(config.llvm_tools_dir, "mlir-opt")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

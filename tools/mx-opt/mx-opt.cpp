@@ -8,6 +8,7 @@
 // headers, so it rarely needs recompiling.
 //
 //===----------------------------------------------------------------------===//
+#include "microscale/Conversion/CPU/Pipeline.h"
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
 #include "microscale/Dialect/Microscale/Transforms/Passes.h"
 
@@ -26,6 +27,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   registry.insert<mlir::microscale::MicroscaleDialect>();
   mlir::microscale::registerMicroscalePasses();
+  mlir::microscale::registerMicroscaleCPUPipelines();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "microscale optimizer driver\n", registry));
 }

@@ -155,3 +155,57 @@ OpFoldResult ConvertLayoutOp::fold(FoldAdaptor) {
   }
   return {};
 }
+
+//===----------------------------------------------------------------------===//
+// convert_storage
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> ConvertStorageOp::getPartShape() {
+  QTensorType type = getFromType();
+  return getPart() == StoragePart::values
+             ? SmallVector<int64_t>(type.getShape())
+             : type.getScaleShape();
+}
+
+unsigned ConvertStorageOp::getPartBits() {
+  return getPart() == StoragePart::values
+             ? getFromType().getFormat().getElementBits()
+             : 8;
+}
+
+LayoutAttrInterface ConvertStorageOp::getSourceLayout() {
+  return getPart() == StoragePart::values ? getFromType().getValueLayout()
+                                          : getFromType().getScaleLayout();
+}
+
+LayoutAttrInterface ConvertStorageOp::getDestLayout() {
+  return getPart() == StoragePart::values ? getToType().getValueLayout()
+                                          : getToType().getScaleLayout();
+}
+
+LogicalResult ConvertStorageOp::verify() {
+  QTensorType from = getFromType(), to = getToType();
+  if (from.getShape() != to.getShape() || from.getFormat() != to.getFormat() ||
+      from.getAxis() != to.getAxis())
+    return emitOpError() << "'from' and 'to' must be the same logical tensor "
+                            "(shape, format, block axis), got "
+                         << Type(from) << " and " << Type(to);
+  if (!getUnitRange().empty() && getUnitRange().size() != 2)
+    return emitOpError() << "expects a unit range of two bounds, got "
+                         << getUnitRange().size();
+  auto check = [&](Value buffer, QTensorType type,
+                   StringRef what) -> LogicalResult {
+    SmallVector<int64_t> storage = getPart() == StoragePart::values
+                                       ? type.getValueStorageShape()
+                                       : type.getScaleStorageShape();
+    int64_t bytes = ShapedType::getNumElements(storage);
+    auto memref = cast<MemRefType>(buffer.getType());
+    if (memref.isDynamicDim(0) || memref.getDimSize(0) == bytes)
+      return success();
+    return emitOpError() << what << " must hold the " << bytes
+                         << " storage bytes of its layout, got "
+                         << Type(memref);
+  };
+  return failure(failed(check(getSource(), from, "source")) ||
+                 failed(check(getDest(), to, "dest")));
+}

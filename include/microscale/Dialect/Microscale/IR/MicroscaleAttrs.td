@@ -88,7 +88,8 @@ def Microscale_E8M0EdgesAttr
 //===----------------------------------------------------------------------===//
 
 def Microscale_StridedAttr : Microscale_Attr<"Strided", "strided",
-    [DeclareAttrInterfaceMethods<Microscale_LayoutAttrInterface>]> {
+    [DeclareAttrInterfaceMethods<Microscale_LayoutAttrInterface,
+                                 ["getStoreUnitBytes"]>]> {
   let summary = "Packed strided storage (Triton's StridedLayout)";
   let description = [{
     Elements are packed along `major_dim` (two 4-bit codes per byte, even
@@ -117,13 +118,16 @@ def Microscale_StridedAttr : Microscale_Attr<"Strided", "strided",
 // Triton's triton_kernels layouts
 //===----------------------------------------------------------------------===//
 
-class Microscale_LayoutAttr<string name, string attrMnemonic>
+class Microscale_LayoutAttr<string name, string attrMnemonic,
+                            list<string> overridden = []>
     : Microscale_Attr<name, attrMnemonic,
         [DeclareAttrInterfaceMethods<Microscale_LayoutAttrInterface,
-                                     ["getRequiredBlockAxis"]>]>;
+                                     !listconcat(["getRequiredBlockAxis"],
+                                                 overridden)>]>;
 
 def Microscale_HopperValueAttr
-    : Microscale_LayoutAttr<"HopperValue", "hopper_value"> {
+    : Microscale_LayoutAttr<"HopperValue", "hopper_value",
+                            ["getStoreUnitBytes"]> {
   let summary = "Triton's HopperMXValueLayout: FP4 values for Hopper MMA";
   let description = [{
     FP4 values tiled so that each thread's 32-bit loads hold its tensor-core

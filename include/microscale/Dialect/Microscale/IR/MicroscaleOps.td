@@ -4,6 +4,7 @@
 
 include "microscale/Dialect/Microscale/IR/MicroscaleTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
 
 def Microscale_QTensor : Type<CPred<"::llvm::isa<::mlir::microscale::QTensorType>($_self)">,
     "quantized tensor", "::mlir::microscale::QTensorType">;
@@ -143,6 +144,69 @@ def Microscale_ConvertLayoutOp : Microscale_Op<"convert_layout", [Pure]> {
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// convert_storage: the buffer-level form of convert_layout
+//===----------------------------------------------------------------------===//
+
+def Microscale_StoragePart : I32EnumAttr<"StoragePart",
+    "which byte buffer of a quantized tensor", [
+      I32EnumAttrCase<"values", 0>,
+      I32EnumAttrCase<"scales", 1>,
+    ]> {
+  let cppNamespace = "::mlir::microscale";
+  let genSpecializedAttr = 0;
+}
+
+def Microscale_StoragePartAttr
+    : EnumAttr<Microscale_Dialect, Microscale_StoragePart, "part">;
+
+def Microscale_ConvertStorageOp : Microscale_Op<"convert_storage"> {
+  let summary = "Rewrite one byte buffer from one layout into another";
+  let description = [{
+    The buffer-level form of `convert_layout`, on one of the two byte buffers
+    of a quantized tensor (`values` or `scales`): reads `source`, which holds
+    that buffer in the layouts of `from`, and writes `dest` in the layouts of
+    `to`. `from` and `to` are the same logical tensor. Both buffers are 1-D
+    i8 memrefs of the layouts' storage byte counts.
+
+    The destination is made of independent store units (see
+    `LayoutAttrInterface`); the optional `units [%begin, %end]` restricts the
+    op to that range of destination units, so that callers can split one
+    conversion across threads. Without it, the op writes every unit.
+
+    `microscale-lower-storage-conversions` lowers it to a parallel loop that
+    computes each destination unit directly from its source elements: no
+    intermediate buffer.
+
+    ```mlir
+    microscale.convert_storage values %src, %dst
+        : !microscale.qtensor<64x128, mxfp4, axis = 0>
+       -> !microscale.qtensor<64x128, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>>,
+          memref<4096xi8>, memref<16384xi8>
+    ```
+  }];
+  let arguments = (ins Microscale_StoragePartAttr:$part,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$source,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemWrite]>:$dest,
+                       Variadic<Index>:$unit_range,
+                       TypeAttrOf<Microscale_QTensor>:$from,
+                       TypeAttrOf<Microscale_QTensor>:$to);
+  let assemblyFormat = [{
+    $part $source `,` $dest (`units` `[` $unit_range^ `]`)? attr-dict `:`
+    $from `->` $to `,` type($source) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    QTensorType getFromType() { return ::llvm::cast<QTensorType>(getFrom()); }
+    QTensorType getToType() { return ::llvm::cast<QTensorType>(getTo()); }
+    /// The logical shape and code width of the converted buffer.
+    ::llvm::SmallVector<int64_t> getPartShape();
+    unsigned getPartBits();
+    LayoutAttrInterface getSourceLayout();
+    LayoutAttrInterface getDestLayout();
+  }];
 }
 
 #endif // MICROSCALE_OPS_TD

@@ -3,6 +3,8 @@
 #define MICROSCALE_DIALECT_MICROSCALE_TRANSFORMS_PASSES_H
 
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::microscale {

@@ -29,4 +29,23 @@ def MicroscaleFoldConstants : Pass<"microscale-fold-constants"> {
   ];
 }
 
+def MicroscaleLowerStorageConversions
+    : Pass<"microscale-lower-storage-conversions"> {
+  let summary = "Lower convert_storage to loops that compute each destination "
+                "unit from its source elements";
+  let description = [{
+    Replaces every `microscale.convert_storage` with an `scf.parallel` loop
+    over the destination's store units. Each iteration asks the destination
+    layout which logical elements its unit holds (the layout's inverse map,
+    `emitStoreUnit`), loads each of them from the source buffer through the
+    source layout's forward map (`emitLoadElement`), packs them, and stores
+    the unit. Padding is written as zeros. Nothing but the destination is
+    written, and no buffer is allocated. Works for any pair of layouts,
+    because each layout only describes itself.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // MICROSCALE_TRANSFORMS_PASSES_TD

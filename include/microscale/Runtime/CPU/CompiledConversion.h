@@ -1,0 +1,50 @@
+//===- CompiledConversion.h - A layout conversion JIT-compiled --*- C++ -*-===//
+//
+// Compiles one byte-buffer conversion (values or scales of a quantized tensor,
+// layout A to layout B) through our own passes (microscale-cpu-to-llvm) with
+// MLIR's ExecutionEngine, and runs it on host buffers, split across threads
+// by destination store units. Used by mx-convert, the tests and the
+// benchmark.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MICROSCALE_RUNTIME_CPU_COMPILEDCONVERSION_H
+#define MICROSCALE_RUNTIME_CPU_COMPILEDCONVERSION_H
+
+#include "microscale/Dialect/Microscale/IR/Microscale.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class ExecutionEngine;
+} // namespace mlir
+
+namespace mlir::microscale {
+
+class CompiledConversion {
+public:
+  /// Compiles the conversion of `part` from `from` to `to` (the same logical
+  /// tensor). Returns null and sets `error` on failure.
+  static std::unique_ptr<CompiledConversion>
+  compile(QTensorType from, QTensorType to, StoragePart part,
+          std::string &error);
+  ~CompiledConversion();
+
+  int64_t getSourceBytes() const { return sourceBytes; }
+  int64_t getDestBytes() const { return destBytes; }
+  int64_t getNumUnits() const { return numUnits; }
+
+  /// Converts `source` (getSourceBytes() bytes) into `dest` (getDestBytes()
+  /// bytes) on `threads` threads (0: one per hardware thread).
+  void run(const uint8_t *source, uint8_t *dest, unsigned threads = 0) const;
+
+private:
+  CompiledConversion() = default;
+  std::unique_ptr<ExecutionEngine> engine;
+  void (*kernel)(void **) = nullptr;
+  int64_t sourceBytes = 0, destBytes = 0, numUnits = 0;
+};
+
+} // namespace mlir::microscale
+
+#endif

@@ -1,0 +1,138 @@
+//===- CompiledConversion.cpp - A layout conversion JIT-compiled ----------===//
+#include "microscale/Runtime/CPU/CompiledConversion.h"
+
+#include "microscale/Conversion/CPU/Pipeline.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/MemRefUtils.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::microscale;
+
+CompiledConversion::~CompiledConversion() = default;
+
+std::unique_ptr<CompiledConversion>
+CompiledConversion::compile(QTensorType from, QTensorType to, StoragePart part,
+                            std::string &error) {
+  static const bool targetReady = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)targetReady;
+
+  MLIRContext *context = from.getContext();
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  context->appendDialectRegistry(registry);
+  context->loadDialect<func::FuncDialect, LLVM::LLVMDialect,
+                       MicroscaleDialect>();
+
+  // func @convert(%src: memref<?xi8>, %dst: memref<?xi8>, %begin, %end)
+  OpBuilder builder(context);
+  Location loc = builder.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto bytes = MemRefType::get({ShapedType::kDynamic}, builder.getI8Type());
+  auto function = func::FuncOp::create(
+      builder, loc, "convert",
+      builder.getFunctionType({bytes, bytes, builder.getIndexType(),
+                               builder.getIndexType()},
+                              {}));
+  function->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+  Block *body = function.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+  ConvertStorageOp::create(
+      builder, loc, StoragePartAttr::get(context, part), body->getArgument(0),
+      body->getArgument(1), ValueRange{body->getArgument(2), body->getArgument(3)},
+      TypeAttr::get(from), TypeAttr::get(to));
+  func::ReturnOp::create(builder, loc);
+  if (failed(mlir::verify(*module))) {
+    error = "the conversion does not verify (are the two types the same "
+            "logical tensor?)";
+    return nullptr;
+  }
+
+  PassManager pm(context);
+  buildMicroscaleCPUToLLVMPipeline(pm);
+  if (failed(pm.run(*module))) {
+    error = "lowering the conversion to LLVM failed";
+    return nullptr;
+  }
+
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine) {
+    error = llvm::toString(engine.takeError());
+    return nullptr;
+  }
+  auto kernel = (*engine)->lookupPacked("convert");
+  if (!kernel) {
+    error = llvm::toString(kernel.takeError());
+    return nullptr;
+  }
+
+  std::unique_ptr<CompiledConversion> result(new CompiledConversion());
+  result->engine = std::move(*engine);
+  result->kernel = *kernel;
+  bool values = part == StoragePart::values;
+  result->sourceBytes = ShapedType::getNumElements(
+      values ? from.getValueStorageShape() : from.getScaleStorageShape());
+  result->destBytes = ShapedType::getNumElements(
+      values ? to.getValueStorageShape() : to.getScaleStorageShape());
+  LayoutAttrInterface destLayout =
+      values ? to.getValueLayout() : to.getScaleLayout();
+  unsigned bits = values ? to.getFormat().getElementBits() : 8;
+  result->numUnits = result->destBytes / destLayout.getStoreUnitBytes(bits);
+  return result;
+}
+
+void CompiledConversion::run(const uint8_t *source, uint8_t *dest,
+                             unsigned threads) const {
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  // Below this, a thread costs more than the work it takes.
+  constexpr int64_t kMinUnitsPerThread = 1 << 16;
+  threads = static_cast<unsigned>(std::clamp<int64_t>(
+      numUnits / kMinUnitsPerThread, 1, static_cast<int64_t>(threads)));
+  auto runRange = [&](int64_t begin, int64_t end) {
+    // The packed interface: one pointer per scalar of the flattened memref
+    // descriptors (allocated, aligned, offset, size, stride) and each index.
+    int8_t *src = const_cast<int8_t *>(reinterpret_cast<const int8_t *>(source));
+    int8_t *dst = reinterpret_cast<int8_t *>(dest);
+    int64_t zero = 0, one = 1, srcSize = sourceBytes, dstSize = destBytes;
+    void *args[] = {&src, &src, &zero, &srcSize, &one,
+                    &dst, &dst, &zero, &dstSize, &one,
+                    &begin, &end};
+    kernel(args);
+  };
+  if (threads == 1) {
+    runRange(0, numUnits);
+    return;
+  }
+  std::vector<std::thread> workers;
+  const int64_t chunk = (numUnits + threads - 1) / threads;
+  for (unsigned t = 0; t < threads; ++t) {
+    int64_t begin = std::min<int64_t>(numUnits, t * chunk);
+    int64_t end = std::min<int64_t>(numUnits, begin + chunk);
+    if (begin < end)
+      workers.emplace_back(runRange, begin, end);
+  }
+  for (std::thread &worker : workers)
+    worker.join();
+}

@@ -27,7 +27,17 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 # FileCheck, not, count and split-file live in the LLVM tools directory.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# Our tools, for the helper scripts that tests run.
+llvm_config.with_environment("PATH", config.microscale_tools_dir, append_path=True)
 
 tool_dirs = [config.microscale_tools_dir, config.llvm_tools_dir]
-tools = ["mx-opt", "microscale-capi-test"]
+tools = ["mx-opt", "mx-convert", "microscale-capi-test"]
+
+# Triton's byte vectors live beside the checkout (shared/vectors), never in
+# the repository; the tests that read them need the folder to exist.
+triton_vectors = os.path.join(config.microscale_src_root, "..", "shared",
+                              "vectors", "triton-layouts")
+if os.path.isfile(os.path.join(triton_vectors, "manifest.json")):
+    config.available_features.add("triton-vectors")
+    config.substitutions.append(("%triton_vectors", triton_vectors))
 llvm_config.add_tool_substitutions(tools, tool_dirs)

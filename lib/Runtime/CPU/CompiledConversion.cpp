@@ -104,12 +104,21 @@ CompiledConversion::compile(QTensorType from, QTensorType to, StoragePart part,
 
 void CompiledConversion::run(const uint8_t *source, uint8_t *dest,
                              unsigned threads) const {
+  runUnits(source, dest, 0, numUnits, threads);
+}
+
+void CompiledConversion::runUnits(const uint8_t *source, uint8_t *dest,
+                                  int64_t first, int64_t last,
+                                  unsigned threads) const {
+  if (first >= last)
+    return;
   if (threads == 0)
     threads = std::max(1u, std::thread::hardware_concurrency());
   // Below this, a thread costs more than the work it takes.
   constexpr int64_t kMinUnitsPerThread = 1 << 16;
+  const int64_t count = last - first;
   threads = static_cast<unsigned>(std::clamp<int64_t>(
-      numUnits / kMinUnitsPerThread, 1, static_cast<int64_t>(threads)));
+      count / kMinUnitsPerThread, 1, static_cast<int64_t>(threads)));
   auto runRange = [&](int64_t begin, int64_t end) {
     // The packed interface: one pointer per scalar of the flattened memref
     // descriptors (allocated, aligned, offset, size, stride) and each index.
@@ -122,14 +131,14 @@ void CompiledConversion::run(const uint8_t *source, uint8_t *dest,
     kernel(args);
   };
   if (threads == 1) {
-    runRange(0, numUnits);
+    runRange(first, last);
     return;
   }
   std::vector<std::thread> workers;
-  const int64_t chunk = (numUnits + threads - 1) / threads;
+  const int64_t chunk = (count + threads - 1) / threads;
   for (unsigned t = 0; t < threads; ++t) {
-    int64_t begin = std::min<int64_t>(numUnits, t * chunk);
-    int64_t end = std::min<int64_t>(numUnits, begin + chunk);
+    int64_t begin = std::min<int64_t>(last, first + t * chunk);
+    int64_t end = std::min<int64_t>(last, begin + chunk);
     if (begin < end)
       workers.emplace_back(runRange, begin, end);
   }

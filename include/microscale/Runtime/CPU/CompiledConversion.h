@@ -37,6 +37,9 @@ public:
   /// Converts `source` (getSourceBytes() bytes) into `dest` (getDestBytes()
   /// bytes) on `threads` threads (0: one per hardware thread).
   void run(const uint8_t *source, uint8_t *dest, unsigned threads = 0) const;
+  /// Converts only destination units [begin, end), on `threads` threads.
+  void runUnits(const uint8_t *source, uint8_t *dest, int64_t begin,
+                int64_t end, unsigned threads = 0) const;
 
 private:
   CompiledConversion() = default;

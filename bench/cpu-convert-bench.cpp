@@ -1,0 +1,150 @@
+//===- cpu-convert-bench.cpp - CPU layout conversions vs memcpy -----------===//
+//
+// Times each generated CPU conversion of a [16, 4096, 4096] FP4 weight
+// (128 MiB canonical) against a plain memcpy of the same bytes in the same
+// process, and reports the compile time. Not a test: run it by hand,
+//   build/bin/cpu-convert-bench [--shape 16x4096x4096] [--reps 3]
+//
+//===----------------------------------------------------------------------===//
+#include "microscale/Runtime/CPU/CompiledConversion.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::microscale;
+namespace cl = llvm::cl;
+
+static cl::list<int64_t> shapeOption("shape", cl::CommaSeparated,
+                                     cl::desc("Logical FP4 shape (E,K,N)"));
+static cl::opt<int> repsOption("reps", cl::init(3),
+                               cl::desc("Timed repetitions (best is kept)"));
+
+template <typename Fn> static double bestSeconds(int reps, Fn fn) {
+  double best = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    fn();
+    best = std::min(best, std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+  }
+  return best;
+}
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv, "CPU layout-conversion benchmark\n");
+  std::vector<int64_t> shape(shapeOption.begin(), shapeOption.end());
+  if (shape.empty())
+    shape = {16, 4096, 4096};
+  MLIRContext context;
+  context.loadDialect<MicroscaleDialect>();
+  auto layout = [&](const char *text) {
+    return cast<LayoutAttrInterface>(parseAttribute(text, &context));
+  };
+  auto format = FormatAttr::getNamed(&context, "mxfp4");
+  auto strided = layout("#microscale.strided");
+  const int64_t rank = shape.size();
+  auto weight = [&](const char *values, int64_t axis) {
+    return QTensorType::get(&context, shape, format, axis, layout(values),
+                            strided);
+  };
+  struct Case {
+    const char *name;
+    QTensorType from, to;
+  };
+  const char *hopperK = "#microscale.hopper_value<mx_axis = -2, mma_version = 3>";
+  const char *hopperLast = "#microscale.hopper_value<mx_axis = -1, mma_version = 3>";
+  const char *shuffled =
+      "#microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>";
+  const char *canonical = "#microscale.strided";
+  std::vector<Case> cases = {
+      {"strided -> hopper_value(mx=-2, mma3)", weight(canonical, rank - 2),
+       weight(hopperK, rank - 2)},
+      {"hopper_value(mx=-2, mma3) -> strided", weight(hopperK, rank - 2),
+       weight(canonical, rank - 2)},
+      {"strided -> hopper_value(mx=-1, mma3)", weight(canonical, rank - 1),
+       weight(hopperLast, rank - 1)},
+      {"hopper_value(mx=-1, mma3) -> strided", weight(hopperLast, rank - 1),
+       weight(canonical, rank - 1)},
+      {"strided -> blackwell_shuffled(128,256)", weight(canonical, rank - 2),
+       weight(shuffled, rank - 2)},
+      {"blackwell_shuffled(128,256) -> strided", weight(shuffled, rank - 2),
+       weight(canonical, rank - 2)},
+  };
+
+  int64_t canonicalBytes = 1;
+  for (int64_t d : shape)
+    canonicalBytes *= d;
+  canonicalBytes /= 2;
+  std::vector<uint8_t> source(canonicalBytes * 2), dest(canonicalBytes * 2);
+  std::mt19937 rng(0);
+  for (auto &byte : source)
+    byte = static_cast<uint8_t>(rng());
+  // memcpy baseline: the same bytes, read + written, single thread (libc)
+  // and split over the host's threads like the conversions.
+  double copySeconds = bestSeconds(repsOption, [&] {
+    std::memcpy(dest.data(), source.data(), canonicalBytes);
+  });
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  double parallelCopySeconds = bestSeconds(repsOption, [&] {
+    std::vector<std::thread> workers;
+    int64_t chunk = (canonicalBytes + threads - 1) / threads;
+    for (unsigned t = 0; t < threads; ++t)
+      workers.emplace_back([&, t] {
+        int64_t begin = std::min<int64_t>(canonicalBytes, t * chunk);
+        int64_t end = std::min<int64_t>(canonicalBytes, begin + chunk);
+        std::memcpy(dest.data() + begin, source.data() + begin, end - begin);
+      });
+    for (auto &w : workers)
+      w.join();
+  });
+  double copyTime = std::min(copySeconds, parallelCopySeconds);
+  llvm::outs() << "shape";
+  for (int64_t d : shape)
+    llvm::outs() << " " << d;
+  llvm::outs() << llvm::format(
+      ", canonical %.1f MiB, %u threads; memcpy %.2f ms (%.2f GB/s read + "
+      "write; 1 thread %.2f ms)\n",
+      canonicalBytes / 1048576.0, threads, copyTime * 1e3,
+      2 * canonicalBytes / copyTime / 1e9, copySeconds * 1e3);
+  llvm::outs() << "| conversion | compile ms | convert ms | GB/s (read+write) "
+                  "| memcpy / convert |\n|---|---|---|---|---|\n";
+  for (const Case &c : cases) {
+    std::string error;
+    auto start = std::chrono::steady_clock::now();
+    auto conversion =
+        CompiledConversion::compile(c.from, c.to, StoragePart::values, error);
+    double compileSeconds = std::chrono::duration<double>(
+                                std::chrono::steady_clock::now() - start)
+                                .count();
+    if (!conversion) {
+      llvm::errs() << c.name << ": " << error << "\n";
+      return 1;
+    }
+    if (conversion->getSourceBytes() > (int64_t)source.size() ||
+        conversion->getDestBytes() > (int64_t)dest.size()) {
+      llvm::errs() << "buffers too small\n";
+      return 1;
+    }
+    double seconds = bestSeconds(repsOption, [&] {
+      conversion->run(source.data(), dest.data(), threads);
+    });
+    double bytes = conversion->getSourceBytes() + conversion->getDestBytes();
+    // memcpy moves canonicalBytes both ways in copyTime.
+    double ratio = (bytes / seconds) / (2 * canonicalBytes / copyTime);
+    llvm::outs() << llvm::format("| %s | %.0f | %.1f | %.2f | %.1f%% |\n",
+                                 c.name, compileSeconds * 1e3, seconds * 1e3,
+                                 bytes / seconds / 1e9, 100 * ratio);
+  }
+  return 0;
+}

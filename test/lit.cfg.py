@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -16,6 +17,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%microscale_src_root", config.microscale_src_root))
 config.substitutions.append(("%microscale_obj_root", config.microscale_obj_root))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%microscale_libs",
                              os.path.join(config.microscale_obj_root, "lib")))
 # Upstream's own mlir-opt (Debian's, linked against libMLIR.so), for the

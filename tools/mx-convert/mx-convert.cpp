@@ -10,8 +10,18 @@
 // (the layouts' IR maps, microscale-cpu-to-llvm) and run on the host's cores.
 // On any error it exits non-zero, says why, and writes nothing.
 //
+// With a .safetensors IN, --tensor names the tensors to convert; every other
+// tensor is copied through. MXFP4 checkpoints store values as `*_blocks`
+// (uint8 [E, N, K/32, 16]) and scales as `*_scales` (uint8 [E, N, K/32]): for
+// such names the logical type is inferred ([E, K, N] FP4 values or [E, K/32,
+// N] scales, packed along K: --from defaults to
+// #microscale.strided<major_dim = -2>), values go to --to and scales to
+// --scales-to.
+//
 //===----------------------------------------------------------------------===//
 #include "microscale/Runtime/CPU/CompiledConversion.h"
+
+#include "Safetensors.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -31,15 +41,26 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory category("mx-convert options");
 static cl::opt<std::string> typeOption(
-    "type", cl::Required, cl::cat(category),
+    "type", cl::cat(category),
     cl::desc("Logical tensor, e.g. 2x64x128xf4E2M1FN (FP4 values) or "
              "2x2x128xf8E8M0FNU (E8M0 scales)"));
 static cl::opt<std::string>
-    fromOption("from", cl::init("#microscale.strided"), cl::cat(category),
+    fromOption("from", cl::cat(category),
                cl::desc("Layout of IN (default: the canonical "
-                        "#microscale.strided)"));
-static cl::opt<std::string> toOption("to", cl::Required, cl::cat(category),
-                                     cl::desc("Layout of OUT"));
+                        "#microscale.strided; for safetensors checkpoints "
+                        "#microscale.strided<major_dim = -2>)"));
+static cl::opt<std::string> toOption("to", cl::cat(category),
+                                     cl::desc("Layout of OUT (values)"));
+static cl::opt<std::string>
+    scalesToOption("scales-to", cl::cat(category),
+                   cl::desc("safetensors: layout for the *_scales tensors"));
+static cl::opt<std::string> scalesFromOption(
+    "scales-from", cl::cat(category),
+    cl::desc("safetensors: layout of the *_scales tensors in IN (default as "
+             "--from)"));
+static cl::list<std::string>
+    tensorOption("tensor", cl::CommaSeparated, cl::cat(category),
+                 cl::desc("safetensors: the tensors to convert"));
 static cl::opt<std::string> inputOption(cl::Positional, cl::Required,
                                         cl::desc("IN"), cl::cat(category));
 static cl::opt<std::string> outputOption("o", cl::Required, cl::cat(category),
@@ -90,23 +111,28 @@ static LayoutAttrInterface parseLayout(MLIRContext &context, StringRef flag,
   return layout;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "mx-convert: convert packed microscaling bytes between layouts\n");
+namespace {
+/// One conversion: a logical tensor, its bytes, and the two layouts.
+struct Request {
+  std::string typeText;   // e.g. 2x64x128xf4E2M1FN
+  std::string fromText;   // layout of the input bytes
+  std::string toText;     // layout of the output bytes
+  llvm::ArrayRef<uint8_t> input;
+  std::string inputName;  // for messages
+};
+} // namespace
 
-  MLIRContext context;
-  context.loadDialect<MicroscaleDialect>();
-  // Diagnostics from parsing and verification go to stderr, prefixed.
-  ScopedDiagnosticHandler handler(&context, [](Diagnostic &diagnostic) {
-    llvm::errs() << "mx-convert: error: " << diagnostic << "\n";
-    return success();
-  });
-
+/// Compiles and runs `request`; fills `output` or returns false after saying
+/// why on stderr.
+static bool convert(MLIRContext &context, const Request &request,
+                    std::vector<uint8_t> &output,
+                    SmallVectorImpl<int64_t> &storageShape) {
+  auto fail = [](const llvm::Twine &message) {
+    llvm::errs() << "mx-convert: error: " << message << "\n";
+    return false;
+  };
   // The shaped-type spelling of a tensor body: 2x64x128xf4E2M1FN.
-  StringRef typeText = typeOption;
+  StringRef typeText = request.typeText;
   std::string wrapped = typeText.starts_with("tensor<")
                             ? typeText.str()
                             : "tensor<" + typeText.str() + ">";
@@ -114,20 +140,21 @@ int main(int argc, char **argv) {
   auto tensor = dyn_cast_or_null<RankedTensorType>(parsed);
   if (!tensor || !tensor.hasStaticShape())
     return fail("--type: expected a static shaped type such as "
-                "2x64x128xf4E2M1FN, got '" + typeOption + "'");
+                "2x64x128xf4E2M1FN, got '" + request.typeText + "'");
   bool isScales = isa<Float8E8M0FNUType>(tensor.getElementType());
   if (!isScales && !isa<Float4E2M1FNType>(tensor.getElementType()))
     return fail("--type: the element type must be f4E2M1FN (packed FP4 "
                 "values) or f8E8M0FNU (scale bytes), got " +
-                llvm::Twine(typeOption));
+                llvm::Twine(request.typeText));
   if (tensor.getRank() < 1)
     return fail("--type: the tensor must have rank >= 1");
 
   std::string error;
-  LayoutAttrInterface from = parseLayout(context, "from", fromOption, error);
+  LayoutAttrInterface from =
+      parseLayout(context, "from", request.fromText, error);
   if (!from)
     return fail(error);
-  LayoutAttrInterface to = parseLayout(context, "to", toOption, error);
+  LayoutAttrInterface to = parseLayout(context, "to", request.toText, error);
   if (!to)
     return fail(error);
   const LayoutRole role = isScales ? LayoutRole::Scales : LayoutRole::Values;
@@ -138,10 +165,9 @@ int main(int argc, char **argv) {
 
   // The byte conversion depends only on the layouts, not on the scales'
   // block size, so the tensor is described with blocks of 2, the smallest
-  // that packs, along the block axis the layouts name.
-  // When no layout names one, the block axis is the first dim from the
-  // second-to-last down whose extent packs (so that a bad extent is reported
-  // by the layout that cannot pack it, not by the block size).
+  // that packs, along the block axis the layouts name. When no layout names
+  // one, it is the first dim from the second-to-last down whose extent packs
+  // (so that a bad extent is reported by the layout that cannot pack it).
   const int64_t rank = tensor.getRank();
   int64_t axis = rank >= 2 ? rank - 2 : 0;
   if (!isScales)
@@ -169,10 +195,10 @@ int main(int argc, char **argv) {
   };
   QTensorType fromType = make(from);
   if (!fromType)
-    return 1; // the verifier said why
+    return false; // the verifier said why
   QTensorType toType = make(to);
   if (!toType)
-    return 1;
+    return false;
 
   auto start = std::chrono::steady_clock::now();
   auto conversion = CompiledConversion::compile(
@@ -182,21 +208,16 @@ int main(int argc, char **argv) {
     return fail(error);
   double compileSeconds = seconds(start);
 
-  auto input = llvm::MemoryBuffer::getFile(inputOption, /*IsText=*/false,
-                                           /*RequiresNullTerminator=*/false);
-  if (!input)
-    return fail("cannot read '" + inputOption +
-                "': " + input.getError().message());
-  const int64_t inBytes = (*input)->getBufferSize();
+  const int64_t inBytes = request.input.size();
   if (inBytes != conversion->getSourceBytes())
-    return fail("'" + inputOption + "' has " + llvm::Twine(inBytes) +
-                " bytes, but a " + typeOption + " tensor in " + fromOption +
-                " has " + llvm::Twine(conversion->getSourceBytes()) +
-                " storage bytes");
+    return fail(request.inputName + " has " + llvm::Twine(inBytes) +
+                " bytes, but a " + request.typeText + " tensor in " +
+                request.fromText + " has " +
+                llvm::Twine(conversion->getSourceBytes()) + " storage bytes");
 
-  std::vector<uint8_t> output(conversion->getDestBytes());
-  const auto *source =
-      reinterpret_cast<const uint8_t *>((*input)->getBufferStart());
+  output.assign(conversion->getDestBytes(), 0);
+  storageShape.assign(isScales ? toType.getScaleStorageShape()
+                               : toType.getValueStorageShape());
   bool progress = progressOption ||
                   (inBytes >= (64 << 20) &&
                    llvm::sys::Process::StandardErrIsDisplayed());
@@ -204,34 +225,16 @@ int main(int argc, char **argv) {
   const int64_t units = conversion->getNumUnits();
   const int steps = progress ? 20 : 1;
   for (int step = 0; step < steps; ++step) {
-    conversion->runUnits(source, output.data(), units * step / steps,
-                         units * (step + 1) / steps, threadsOption);
+    conversion->runUnits(request.input.data(), output.data(),
+                         units * step / steps, units * (step + 1) / steps,
+                         threadsOption);
     if (progress)
-      llvm::errs() << "\rmx-convert: " << (step + 1) * 100 / steps << "%";
+      llvm::errs() << "\rmx-convert: " << request.inputName << " "
+                   << (step + 1) * 100 / steps << "%";
   }
   if (progress)
     llvm::errs() << "\n";
   double runSeconds = seconds(start);
-
-  // Write beside the destination and rename: no partial output on failure.
-  std::string temporary = outputOption + ".mx-convert-partial";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream out(temporary, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return fail("cannot write '" + outputOption + "': " + ec.message());
-    out.write(reinterpret_cast<const char *>(output.data()), output.size());
-    out.close();
-    if (out.has_error()) {
-      llvm::sys::fs::remove(temporary);
-      return fail("cannot write '" + outputOption +
-                  "': " + out.error().message());
-    }
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(temporary, outputOption)) {
-    llvm::sys::fs::remove(temporary);
-    return fail("cannot write '" + outputOption + "': " + ec.message());
-  }
   if (timeOption)
     llvm::errs() << llvm::format(
         "mx-convert: compile %.1f ms, convert %.3f ms (%lld -> %lld bytes, "
@@ -239,5 +242,153 @@ int main(int argc, char **argv) {
         compileSeconds * 1e3, runSeconds * 1e3, (long long)inBytes,
         (long long)output.size(),
         (inBytes + output.size()) / runSeconds / 1e9);
+  return true;
+}
+
+/// Writes `bytes` to `path` through a temporary file renamed into place.
+static bool writeRaw(StringRef path, ArrayRef<uint8_t> bytes) {
+  std::string temporary = (path + ".mx-convert-partial").str();
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream out(temporary, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return fail("cannot write '" + path + "': " + ec.message()), false;
+    out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+    out.close();
+    if (out.has_error()) {
+      llvm::sys::fs::remove(temporary);
+      return fail("cannot write '" + path + "': " + out.error().message()),
+             false;
+    }
+  }
+  if ((ec = llvm::sys::fs::rename(temporary, path))) {
+    llvm::sys::fs::remove(temporary);
+    return fail("cannot write '" + path + "': " + ec.message()), false;
+  }
+  return true;
+}
+
+/// safetensors: converts the --tensor tensors, copies the others through.
+static int convertSafetensors(MLIRContext &context) {
+  auto file = ::microscale::safetensors::read(inputOption);
+  if (!file)
+    return fail(llvm::toString(file.takeError()));
+  if (tensorOption.empty())
+    return fail("--tensor: name the tensors of '" + inputOption +
+                "' to convert");
+  if (!typeOption.empty() && tensorOption.size() != 1)
+    return fail("--type applies to one tensor; " +
+                llvm::Twine(tensorOption.size()) + " are selected");
+  for (const std::string &name : tensorOption) {
+    ::microscale::safetensors::Tensor *tensor = file->find(name);
+    if (!tensor)
+      return fail("'" + inputOption + "' has no tensor named '" + name + "'");
+    if (tensor->dtype != "U8")
+      return fail("tensor '" + name + "' has dtype " + tensor->dtype +
+                  "; packed FP4 values and E8M0 scales are stored as U8");
+    StringRef nameRef = name;
+    const bool blocks = nameRef.ends_with("_blocks");
+    const bool scales = nameRef.ends_with("_scales");
+    Request request;
+    request.input = tensor->data;
+    request.inputName = "tensor '" + name + "'";
+    // What the tensor is: explicit flags first, then the record that an
+    // earlier mx-convert left in the metadata ("<type> <layout>"), then the
+    // MXFP4 checkpoint convention.
+    std::string recordedType, recordedLayout;
+    auto record = file->metadata.find("microscale." + name);
+    if (record != file->metadata.end()) {
+      auto [type, layout] = StringRef(record->second).split(' ');
+      recordedType = type.str();
+      recordedLayout = layout.str();
+    }
+    request.typeText = !typeOption.empty() ? typeOption.getValue()
+                                            : recordedType;
+    if (request.typeText.empty()) {
+      // The checkpoint convention: [..., N, K/32, 16] blocks and
+      // [..., N, K/32] scales, K fastest.
+      const auto &shape = tensor->shape;
+      if ((blocks && (shape.size() < 3 || shape.back() != 16)) ||
+          (scales && shape.size() < 2) || (!blocks && !scales))
+        return fail("cannot infer the logical type of tensor '" + name +
+                    "' (expected *_blocks [..., N, K/32, 16] or *_scales "
+                    "[..., N, K/32]): pass --type");
+      size_t keep = shape.size() - (blocks ? 3 : 2);
+      std::string leading;
+      for (size_t i = 0; i < keep; ++i)
+        leading += std::to_string(shape[i]) + "x";
+      const int64_t n = shape[keep], groups = shape[keep + 1];
+      request.typeText =
+          blocks ? leading + std::to_string(groups * 32) + "x" +
+                       std::to_string(n) + "xf4E2M1FN"
+                 : leading + std::to_string(groups) + "x" + std::to_string(n) +
+                       "xf8E8M0FNU";
+    }
+    std::string from = scales && !scalesFromOption.empty()
+                           ? scalesFromOption.getValue()
+                           : fromOption.getValue();
+    request.fromText = !from.empty()             ? from
+                       : !recordedLayout.empty() ? recordedLayout
+                       : (blocks || scales) ? "#microscale.strided<major_dim = -2>"
+                                            : "#microscale.strided";
+    request.toText = scales ? scalesToOption : toOption;
+    if (request.toText.empty())
+      return fail(llvm::Twine(scales ? "--scales-to" : "--to") +
+                  ": no layout given for tensor '" + name + "'");
+    std::vector<uint8_t> converted;
+    SmallVector<int64_t> storageShape;
+    if (!convert(context, request, converted, storageShape))
+      return 1;
+    tensor->owned = std::move(converted);
+    tensor->data = tensor->owned;
+    tensor->shape.assign(storageShape.begin(), storageShape.end());
+    file->metadata["microscale." + name] =
+        request.typeText + " " + request.toText;
+  }
+  if (llvm::Error error = ::microscale::safetensors::write(*file, outputOption))
+    return fail(llvm::toString(std::move(error)));
   return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "mx-convert: convert packed microscaling bytes between layouts\n");
+
+  MLIRContext context;
+  context.loadDialect<MicroscaleDialect>();
+  // Diagnostics from parsing and verification go to stderr, prefixed.
+  ScopedDiagnosticHandler handler(&context, [](Diagnostic &diagnostic) {
+    llvm::errs() << "mx-convert: error: " << diagnostic << "\n";
+    return success();
+  });
+
+  if (StringRef(inputOption).ends_with(".safetensors"))
+    return convertSafetensors(context);
+
+  if (typeOption.empty())
+    return fail("--type: give the logical tensor, e.g. 2x64x128xf4E2M1FN");
+  if (toOption.empty())
+    return fail("--to: give the layout to convert to");
+  auto input = llvm::MemoryBuffer::getFile(inputOption, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+  if (!input)
+    return fail("cannot read '" + inputOption +
+                "': " + input.getError().message());
+  Request request;
+  request.typeText = typeOption;
+  request.fromText =
+      fromOption.empty() ? "#microscale.strided" : fromOption.getValue();
+  request.toText = toOption;
+  request.input = ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>((*input)->getBufferStart()),
+      (*input)->getBufferSize());
+  request.inputName = "'" + inputOption + "'";
+  std::vector<uint8_t> output;
+  SmallVector<int64_t> storageShape;
+  if (!convert(context, request, output, storageShape))
+    return 1;
+  return writeRaw(outputOption, output) ? 0 : 1;
 }

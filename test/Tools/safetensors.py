@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Small safetensors helper for the mx-convert tests (standard library only).
+
+  safetensors.py make OUT            a tiny MXFP4 checkpoint, random bytes
+  safetensors.py get FILE NAME OUT   write tensor NAME's raw bytes to OUT
+  safetensors.py show FILE           print names, dtypes, shapes, metadata
+  safetensors.py corrupt FILE MODE OUT   truncated | header | offsets
+"""
+import json
+import random
+import struct
+import sys
+
+
+def read(path):
+    data = open(path, "rb").read()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + size])
+    return header, data[8 + size :]
+
+
+def write(path, tensors, metadata=None):
+    header, blob = {}, b""
+    for name, (dtype, shape, payload) in tensors.items():
+        header[name] = {
+            "dtype": dtype,
+            "shape": shape,
+            "data_offsets": [len(blob), len(blob) + len(payload)],
+        }
+        blob += payload
+    if metadata:
+        header["__metadata__"] = metadata
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - (8 + len(text)) % 8) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(text)) + text + blob)
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "make":
+        rng = random.Random(7)
+        blocks = bytes(rng.randrange(256) for _ in range(2 * 64 * 2 * 16))
+        scales = bytes(rng.randrange(256) for _ in range(2 * 64 * 2))
+        write(
+            sys.argv[2],
+            {
+                "block.0.mlp1_weight_blocks": ("U8", [2, 64, 2, 16], blocks),
+                "block.0.mlp1_weight_scales": ("U8", [2, 64, 2], scales),
+                "block.0.norm": ("F32", [3], struct.pack("<3f", 1, 2, 3)),
+            },
+            {"format": "pt"},
+        )
+    elif cmd == "get":
+        header, blob = read(sys.argv[2])
+        begin, end = header[sys.argv[3]]["data_offsets"]
+        open(sys.argv[4], "wb").write(blob[begin:end])
+    elif cmd == "show":
+        header, _ = read(sys.argv[2])
+        for name in sorted(k for k in header if k != "__metadata__"):
+            entry = header[name]
+            print(name, entry["dtype"], entry["shape"])
+        for key, value in sorted(header.get("__metadata__", {}).items()):
+            print("metadata", key, "=", value)
+    elif cmd == "corrupt":
+        data = bytearray(open(sys.argv[2], "rb").read())
+        mode = sys.argv[3]
+        if mode == "truncated":
+            data = data[: len(data) - 100]
+        elif mode == "header":
+            data[9] = ord("{") if data[9] != ord("{") else ord("[")
+            data[8] = ord("x")
+        elif mode == "shortsize":
+            data = data[:5]
+        open(sys.argv[4], "wb").write(bytes(data))
+
+
+if __name__ == "__main__":
+    main()

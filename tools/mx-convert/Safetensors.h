@@ -1,0 +1,49 @@
+//===- Safetensors.h - Read and write .safetensors files --------*- C++ -*-===//
+//
+// The safetensors format: an 8-byte little-endian header size, a JSON header
+// mapping tensor names to {dtype, shape, data_offsets} (plus an optional
+// "__metadata__" string map), then the data. Reading validates everything a
+// malformed or truncated file can get wrong before any byte is used.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MICROSCALE_TOOLS_MXCONVERT_SAFETENSORS_H
+#define MICROSCALE_TOOLS_MXCONVERT_SAFETENSORS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace microscale::safetensors {
+
+struct Tensor {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  /// The bytes: a view into the file, or owned replacement bytes.
+  llvm::ArrayRef<uint8_t> data;
+  std::vector<uint8_t> owned;
+};
+
+struct File {
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  std::vector<Tensor> tensors; // in data-offset order
+  std::map<std::string, std::string> metadata;
+
+  Tensor *find(llvm::StringRef name);
+};
+
+/// Reads and validates `path`.
+llvm::Expected<File> read(llvm::StringRef path);
+
+/// Writes `file` to `path` (through a temporary file renamed into place, so
+/// that a failure leaves nothing behind).
+llvm::Error write(const File &file, llvm::StringRef path);
+
+} // namespace microscale::safetensors
+
+#endif

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Conversion/CPU/Pipeline.h"
+#include "microscale/Conversion/GPU/Passes.h"
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
 #include "microscale/Dialect/Microscale/Transforms/Passes.h"
 
@@ -28,6 +29,8 @@ int main(int argc, char **argv) {
   registry.insert<mlir::microscale::MicroscaleDialect>();
   mlir::microscale::registerMicroscalePasses();
   mlir::microscale::registerMicroscaleCPUPipelines();
+  mlir::microscale::registerMicroscaleGPUPasses();
+  mlir::microscale::registerMicroscaleGPUPipelines();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "microscale optimizer driver\n", registry));
 }

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Generates the GPU conversion kernels of the benchmark with our compiler.
+
+For each case it writes a function with one microscale.convert_storage, runs
+`mx-opt --microscale-gpu-to-ptx{chip=...}`, extracts the PTX and records the
+case in a manifest that bench/gpu/gpu-convert-bench.cpp reads on the GPU
+machine (which has no MLIR).
+
+  make_kernels.py MX_OPT OUT_DIR [--chip sm_90a]
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "scripts"))
+import importlib.util
+
+spec = importlib.util.spec_from_file_location(
+    "extract_ptx", os.path.join(HERE, "..", "..", "tools", "scripts", "extract-ptx.py"))
+extract = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(extract)
+
+# Layout specs (shared with the C++ side) -> MLIR attributes.
+def attr(spec):
+    parts = spec.split(":")
+    kind = parts[0]
+    if kind == "strided":
+        return "#microscale.strided<major_dim = %s>" % parts[1]
+    if kind == "hopper_value":
+        return "#microscale.hopper_value<mx_axis = %s, mma_version = %s>" % (parts[1], parts[2])
+    if kind == "hopper_scale":
+        return "#microscale.hopper_scale<mx_axis = %s, num_warps = %s>" % (parts[1], parts[2])
+    if kind == "blackwell_shuffled":
+        return "#microscale.blackwell_shuffled_value<block_k = %s, block_n = %s>" % (parts[1], parts[2])
+    return "#microscale." + kind
+
+
+def required_axis(spec, rank):
+    parts = spec.split(":")
+    if parts[0] in ("hopper_value", "hopper_scale"):
+        return rank + int(parts[1])
+    if parts[0] in ("blackwell_value", "blackwell_shuffled", "blackwell_scale", "cdna4_scale"):
+        return rank - 2
+    return None
+
+
+VALUES_K = ["hopper_value:-2:3", "hopper_value:-2:2", "blackwell_value",
+            "blackwell_shuffled:128:256", "strided:-2"]
+SCALES_K = ["hopper_scale:-2:8", "hopper_scale:-2:4", "blackwell_scale", "cdna4_scale"]
+
+
+def cases():
+    # (name, part, shape, from, to, check)
+    out = []
+    for shape in ([2, 64, 128], [130, 66], [2, 3, 66, 34]):
+        for layout in VALUES_K:
+            out.append(("values", shape, "strided:-1", layout, True))
+            out.append(("values", shape, layout, "strided:-1", True))
+    out.append(("values", [2, 64, 128], "hopper_value:-2:3", "blackwell_shuffled:128:256", True))
+    out.append(("values", [130, 66], "blackwell_value", "hopper_value:-2:2", True))
+    for shape in ([2, 34, 96], [130, 64]):
+        for layout in ("hopper_value:-1:3", "hopper_value:-1:2"):
+            out.append(("values", shape, "strided:-1", layout, True))
+            out.append(("values", shape, layout, "strided:-1", True))
+    for shape in ([2, 64, 128], [2, 7, 200]):
+        for layout in SCALES_K:
+            out.append(("scales", shape, "strided:-1", layout, True))
+            out.append(("scales", shape, layout, "strided:-1", True))
+    # The benchmark shapes: [16, 4096, 4096] FP4 (128 MiB) and its scales.
+    big = [16, 4096, 4096]
+    for a, b in (("strided:-1", "hopper_value:-2:3"), ("hopper_value:-2:3", "strided:-1"),
+                 ("strided:-1", "hopper_value:-1:3"), ("hopper_value:-1:3", "strided:-1"),
+                 ("strided:-1", "blackwell_shuffled:128:256"),
+                 ("blackwell_shuffled:128:256", "strided:-1")):
+        out.append(("values", big, a, b, False))
+    for layout in ("hopper_scale:-2:8", "blackwell_scale"):
+        out.append(("scales", [16, 128, 4096], "strided:-1", layout, False))
+    return out
+
+
+def mlir_for(part, shape, src, dst):
+    rank = len(shape)
+    axis = None
+    for spec in (src, dst):
+        a = required_axis(spec, rank)
+        if a is not None:
+            axis = a
+    if axis is None:
+        axis = rank - 2
+    values_shape = list(shape)
+    if part == "scales":
+        values_shape[axis] *= 2
+    dims = "x".join(str(d) for d in values_shape)
+    fmt = "f4E2M1FN, f8E8M0FNU, block = 2"
+    def qt(spec):
+        if part == "values":
+            return "!microscale.qtensor<%s, %s, axis = %d, values = %s>" % (dims, fmt, axis, attr(spec))
+        return "!microscale.qtensor<%s, %s, axis = %d, scales = %s>" % (dims, fmt, axis, attr(spec))
+    return ("func.func @convert(%%src: memref<?xi8>, %%dst: memref<?xi8>) {\n"
+            "  microscale.convert_storage %s %%src, %%dst : %s -> %s, memref<?xi8>, memref<?xi8>\n"
+            "  return\n}\n") % (part, qt(src), qt(dst))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mx_opt")
+    parser.add_argument("out_dir")
+    parser.add_argument("--chip", default="sm_90a")
+    args = parser.parse_args()
+    os.makedirs(args.out_dir, exist_ok=True)
+    manifest = []
+    for index, (part, shape, src, dst, check) in enumerate(cases()):
+        name = "case%02d" % index
+        mlir = os.path.join(args.out_dir, name + ".mlir")
+        with open(mlir, "w") as f:
+            f.write(mlir_for(part, shape, src, dst))
+        lowered = subprocess.run(
+            [args.mx_opt, mlir, "--microscale-gpu-to-ptx=chip=%s" % args.chip],
+            check=True, capture_output=True, text=True).stdout
+        with open(os.path.join(args.out_dir, name + ".lowered.mlir"), "w") as f:
+            f.write(lowered)
+        extract.main.__globals__["sys"].argv = ["", os.path.join(args.out_dir, name + ".lowered.mlir"), args.out_dir]
+        extract.main()
+        os.replace(os.path.join(args.out_dir, "microscale_kernels.ptx"),
+                   os.path.join(args.out_dir, name + ".ptx"))
+        os.remove(os.path.join(args.out_dir, name + ".lowered.mlir"))
+        manifest.append("|".join([name, name + ".ptx", "convert_storage_0",
+                                  "4" if part == "values" else "8",
+                                  ",".join(map(str, shape)), src, dst,
+                                  "1" if check else "0"]))
+    with open(os.path.join(args.out_dir, "manifest.txt"), "w") as f:
+        f.write("\n".join(manifest) + "\n")
+    print("%d kernels in %s" % (len(manifest), args.out_dir))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+//===- Passes.h - microscale to GPU kernels ---------------------*- C++ -*-===//
+#ifndef MICROSCALE_CONVERSION_GPU_PASSES_H
+#define MICROSCALE_CONVERSION_GPU_PASSES_H
+
+#include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir::microscale {
+
+#define GEN_PASS_DECL
+#include "microscale/Conversion/GPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "microscale/Conversion/GPU/Passes.h.inc"
+
+/// Options of the NVIDIA pipeline.
+struct NVVMPipelineOptions {
+  std::string chip = "sm_90a";
+  std::string features = "+ptx80";
+};
+
+/// convert_storage -> gpu kernels -> NVVM -> PTX (gpu.binary, format=isa).
+/// Registered as `microscale-gpu-to-ptx{chip=... features=...}`.
+void buildMicroscaleGPUToPTXPipeline(OpPassManager &pm,
+                                     const NVVMPipelineOptions &options);
+void registerMicroscaleGPUPipelines();
+
+} // namespace mlir::microscale
+
+#endif

@@ -1,0 +1,29 @@
+//===- Passes.td - microscale to GPU kernels ---------------*- tablegen -*-===//
+#ifndef MICROSCALE_CONVERSION_GPU_PASSES_TD
+#define MICROSCALE_CONVERSION_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def MicroscaleConvertStorageToGPU
+    : Pass<"microscale-convert-storage-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Turn each convert_storage into one GPU kernel and its launch";
+  let description = [{
+    Outlines every `microscale.convert_storage` into its own `gpu.func`
+    kernel in the `gpu.module @microscale_kernels`, and replaces the op with
+    a `gpu.launch_func` of it. One thread computes one destination store unit
+    (a byte, or a 4-byte Hopper word) directly from its source elements: the
+    kernel reads only the source, writes only the destination, and allocates
+    nothing. Unit indices are 64-bit (`index`), so tensors above 2^31 bytes
+    are addressed correctly. The module becomes a `gpu.container_module`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+}
+
+#endif

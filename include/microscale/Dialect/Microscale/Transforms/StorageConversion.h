@@ -1,0 +1,36 @@
+//===- StorageConversion.h - The body of one conversion unit ----*- C++ -*-===//
+//
+// What every lowering of convert_storage emits per destination store unit:
+// the destination layout's inverse map gathering each element through the
+// source layout's forward map, then the unit's bytes stored. The CPU lowering
+// wraps it in an scf.parallel loop, the GPU lowering in one thread per unit.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MICROSCALE_DIALECT_MICROSCALE_TRANSFORMS_STORAGECONVERSION_H
+#define MICROSCALE_DIALECT_MICROSCALE_TRANSFORMS_STORAGECONVERSION_H
+
+#include "microscale/Dialect/Microscale/IR/Microscale.h"
+
+namespace mlir::microscale {
+
+/// The static description of one convert_storage.
+struct StorageConversion {
+  SmallVector<int64_t> shape; // logical shape of the converted buffer
+  unsigned bits;              // code width
+  LayoutAttrInterface from, to;
+  int64_t destBytes;
+  int64_t unitBytes;
+
+  explicit StorageConversion(ConvertStorageOp op);
+  int64_t getNumUnits() const { return destBytes / unitBytes; }
+  bool isEmpty() const { return ShapedType::getNumElements(shape) == 0; }
+
+  /// Emits the computation and the stores of destination unit `unit`
+  /// (an index), reading `source` and writing `dest` (1-D i8 memrefs).
+  void emitUnit(OpBuilder &builder, Location loc, Value source, Value dest,
+                Value unit) const;
+};
+
+} // namespace mlir::microscale
+
+#endif

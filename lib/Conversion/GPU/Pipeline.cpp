@@ -1,0 +1,56 @@
+//===- Pipeline.cpp - microscale to PTX -----------------------------------===//
+#include "microscale/Conversion/GPU/Passes.h"
+
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::microscale::buildMicroscaleGPUToPTXPipeline(
+    OpPassManager &pm, const NVVMPipelineOptions &options) {
+  pm.addPass(createMicroscaleConvertStorageToGPU());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 64;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+namespace {
+struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("NVIDIA chip"),
+                           llvm::cl::init("sm_90a")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features"),
+                               llvm::cl::init("+ptx80")};
+};
+} // namespace
+
+void mlir::microscale::registerMicroscaleGPUPipelines() {
+  PassPipelineRegistration<PipelineOptions>(
+      "microscale-gpu-to-ptx",
+      "Outline microscale buffer conversions into GPU kernels and compile "
+      "them to PTX (gpu.binary with the assembly)",
+      [](OpPassManager &pm, const PipelineOptions &options) {
+        NVVMPipelineOptions nvvm;
+        nvvm.chip = options.chip;
+        nvvm.features = options.features;
+        buildMicroscaleGPUToPTXPipeline(pm, nvvm);
+      });
+}

@@ -1,0 +1,40 @@
+//===- StorageConversion.cpp - The body of one conversion unit ------------===//
+#include "microscale/Dialect/Microscale/Transforms/StorageConversion.h"
+
+#include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::microscale;
+using namespace mlir::microscale::codegen;
+
+StorageConversion::StorageConversion(ConvertStorageOp op)
+    : shape(op.getPartShape()), bits(op.getPartBits()),
+      from(op.getSourceLayout()), to(op.getDestLayout()) {
+  QTensorType toType = op.getToType();
+  destBytes = ShapedType::getNumElements(
+      op.getPart() == StoragePart::values ? toType.getValueStorageShape()
+                                          : toType.getScaleStorageShape());
+  unitBytes = to.getStoreUnitBytes(bits);
+}
+
+void StorageConversion::emitUnit(OpBuilder &builder, Location loc,
+                                 Value source, Value dest, Value unit) const {
+  Emitter e(builder, loc);
+  // An empty logical tensor may still have padded storage: zeros.
+  Value unitBits =
+      isEmpty() ? e.i32(0)
+                : to.emitStoreUnit(builder, loc, shape, bits, unit,
+                                   [&](OpBuilder &b, Location l,
+                                       ValueRange index) {
+                                     return from.emitLoadElement(
+                                         b, l, source, shape, bits, index);
+                                   });
+  Value offset = e.mul(unit, unitBytes);
+  for (int64_t i = 0; i < unitBytes; ++i) {
+    Value byte = arith::TruncIOp::create(builder, loc, builder.getI8Type(),
+                                         e.shr(unitBits, 8 * i));
+    memref::StoreOp::create(builder, loc, byte, dest,
+                            ValueRange{e.add(offset, i)});
+  }
+}

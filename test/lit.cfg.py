@@ -43,3 +43,11 @@ if os.path.isfile(os.path.join(triton_vectors, "manifest.json")):
     config.available_features.add("triton-vectors")
     config.substitutions.append(("%triton_vectors", triton_vectors))
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# ptxas (CUDA) assembles the generated PTX where it is installed.
+import shutil
+ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

@@ -51,6 +51,26 @@ VALUES_K = ["hopper_value:-2:3", "hopper_value:-2:2", "blackwell_value",
 SCALES_K = ["hopper_scale:-2:8", "hopper_scale:-2:4", "blackwell_scale", "cdna4_scale"]
 
 
+VALUES_ALL = ["strided:-1"] + VALUES_K + ["blackwell_shuffled:256:128"]
+SCALES_ALL = ["strided:-1", "strided:-2"] + SCALES_K
+
+
+def all_pairs():
+    """Every ordered pair of weight layouts, values and scales (for the
+    tests that assemble the PTX of every pair)."""
+    out = []
+    for a in VALUES_ALL:
+        for b in VALUES_ALL:
+            out.append(("values", [2, 64, 258], a, b, True))
+    for a in SCALES_ALL:
+        for b in SCALES_ALL:
+            out.append(("scales", [2, 7, 200], a, b, True))
+    for a in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
+        for b in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
+            out.append(("values", [2, 34, 96], a, b, True))
+    return out
+
+
 def cases():
     # (name, part, shape, from, to, check)
     out = []
@@ -108,11 +128,14 @@ def main():
     parser.add_argument("mx_opt")
     parser.add_argument("out_dir")
     parser.add_argument("--chip", default="sm_90a")
+    parser.add_argument("--all-pairs", action="store_true",
+                        help="every pair of layouts instead of the benchmark set")
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     manifest = []
-    for index, (part, shape, src, dst, check) in enumerate(cases()):
-        name = "case%02d" % index
+    for index, (part, shape, src, dst, check) in enumerate(
+            all_pairs() if args.all_pairs else cases()):
+        name = "case%03d" % index
         mlir = os.path.join(args.out_dir, name + ".mlir")
         with open(mlir, "w") as f:
             f.write(mlir_for(part, shape, src, dst))

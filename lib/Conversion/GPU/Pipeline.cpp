@@ -19,8 +19,13 @@ void mlir::microscale::buildMicroscaleGPUToPTXPipeline(
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;
+  if (target.features.empty()) {
+    int ptx = std::max(80, minimumPTXVersion(options.chip));
+    target.features = "+ptx" + std::to_string(ptx);
+  }
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createMicroscaleVerifyNVVMTarget());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
@@ -37,8 +42,9 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<std::string> chip{*this, "chip", llvm::cl::desc("NVIDIA chip"),
                            llvm::cl::init("sm_90a")};
   Option<std::string> features{*this, "features",
-                               llvm::cl::desc("PTX features"),
-                               llvm::cl::init("+ptx80")};
+                               llvm::cl::desc("PTX features (default: the "
+                                              "PTX version the chip needs)"),
+                               llvm::cl::init("")};
 };
 } // namespace
 

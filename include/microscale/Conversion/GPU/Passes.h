@@ -20,8 +20,14 @@ namespace mlir::microscale {
 /// Options of the NVIDIA pipeline.
 struct NVVMPipelineOptions {
   std::string chip = "sm_90a";
-  std::string features = "+ptx80";
+  /// Empty: the PTX version the chip needs (+ptx80 up to sm_90a, +ptx86 for
+  /// sm_100a and newer).
+  std::string features = "";
 };
+
+/// The lowest PTX version (e.g. 86 for 8.6) that `chip` needs, or 0 if the
+/// chip is unknown.
+int minimumPTXVersion(llvm::StringRef chip);
 
 /// convert_storage -> gpu kernels -> NVVM -> PTX (gpu.binary, format=isa).
 /// Registered as `microscale-gpu-to-ptx{chip=... features=...}`.

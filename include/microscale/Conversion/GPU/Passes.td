@@ -26,4 +26,15 @@ def MicroscaleConvertStorageToGPU
   ];
 }
 
+def MicroscaleVerifyNVVMTarget
+    : Pass<"microscale-verify-nvvm-target", "::mlir::ModuleOp"> {
+  let summary = "Reject NVVM targets whose PTX version the chip cannot use";
+  let description = [{
+    The NVPTX backend aborts the process (no diagnostic) when a chip needs a
+    newer PTX version than the target's features give (sm_100a needs PTX 8.6,
+    sm_90a 7.8). This pass checks every `#nvvm.target` first and reports the
+    mismatch as an error at the gpu.module.
+  }];
+}
+
 #endif

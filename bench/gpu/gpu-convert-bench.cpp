@@ -84,13 +84,15 @@ int main(int argc, char **argv) {
   std::string line;
   int failures = 0, checked = 0;
   bool firstCall = true;
-  std::printf("| case | from -> to | shape | bits | dest MiB | ours ms | copy ms | "
-              "ours/copy | alloc MiB | check |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| case | from -> to | shape | bits | units/thread | dest MiB | ours ms | "
+              "copy ms | ours/copy | alloc MiB | check |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(12345);
   while (std::getline(manifest, line)) {
     auto f = split(line, '|');
-    if (f.size() != 8)
+    if (f.size() != 9)
       continue;
+    const int64_t perThread = std::stoll(f[8]);
     const std::string &name = f[0], &from = f[5], &to = f[6];
     const unsigned bits = std::stoi(f[3]);
     std::vector<int64_t> shape;
@@ -131,15 +133,13 @@ int main(int argc, char **argv) {
     driver.memset(dst, 0xA5, dstBytes); // poison: every byte must be written
     driver.synchronize();
 
-    // The kernel's parameters: two expanded memref<?xi8> descriptors
-    // (allocated, aligned, offset, size, stride) and the unit range.
-    int64_t zero = 0, one = 1, srcSize = srcBytes, dstSize = dstBytes;
+    // The kernel's parameters (bare-pointer convention): the two buffers and
+    // the unit range.
     int64_t begin = 0, end = units;
-    std::vector<void *> args = {&src, &src, &zero, &srcSize, &one,
-                                &dst, &dst, &zero, &dstSize, &one,
-                                &begin, &end};
+    std::vector<void *> args = {&src, &dst, &begin, &end};
     const unsigned block = 256;
-    const unsigned grid = static_cast<unsigned>((units + block - 1) / block);
+    const int64_t perBlock = block * perThread;
+    const unsigned grid = static_cast<unsigned>((units + perBlock - 1) / perBlock);
     size_t freeBefore, freeAfter, total;
     driver.memoryInfo(freeBefore, total);
     auto launchStart = std::chrono::steady_clock::now();
@@ -183,8 +183,9 @@ int main(int argc, char **argv) {
     std::string shapeText;
     for (int64_t d : shape)
       shapeText += (shapeText.empty() ? "" : "x") + std::to_string(d);
-    std::printf("| %s | %s -> %s | %s | %u | %.2f | %.4f | %.4f | %.2f | %.1f | %s |\n",
+    std::printf("| %s | %s -> %s | %s | %u | %lld | %.2f | %.4f | %.4f | %.2f | %.1f | %s |\n",
                 name.c_str(), from.c_str(), to.c_str(), shapeText.c_str(), bits,
+                (long long)perThread,
                 dstBytes / 1048576.0, ours, copy, copy > 0 ? ours / copy : 0.0,
                 (double(freeBefore) - double(freeAfter)) / 1048576.0,
                 verdict.c_str());

@@ -72,7 +72,7 @@ def all_pairs():
 
 
 def cases():
-    # (name, part, shape, from, to, check)
+    # (part, shape, from, to, check[, units per thread])
     out = []
     for shape in ([2, 64, 128], [130, 66], [2, 3, 66, 34]):
         for layout in VALUES_K:
@@ -90,13 +90,14 @@ def cases():
             out.append(("scales", shape, layout, "strided:-1", True))
     # The benchmark shapes: [16, 4096, 4096] FP4 (128 MiB) and its scales.
     big = [16, 4096, 4096]
-    for a, b in (("strided:-1", "hopper_value:-2:3"), ("hopper_value:-2:3", "strided:-1"),
-                 ("strided:-1", "hopper_value:-1:3"), ("hopper_value:-1:3", "strided:-1"),
-                 ("strided:-1", "blackwell_shuffled:128:256"),
-                 ("blackwell_shuffled:128:256", "strided:-1")):
-        out.append(("values", big, a, b, False))
-    for layout in ("hopper_scale:-2:8", "blackwell_scale"):
-        out.append(("scales", [16, 128, 4096], "strided:-1", layout, False))
+    for per_thread in (1, 4, 16):
+        for a, b in (("strided:-1", "hopper_value:-2:3"), ("hopper_value:-2:3", "strided:-1"),
+                     ("strided:-1", "hopper_value:-1:3"), ("hopper_value:-1:3", "strided:-1"),
+                     ("strided:-1", "blackwell_shuffled:128:256"),
+                     ("blackwell_shuffled:128:256", "strided:-1")):
+            out.append(("values", big, a, b, False, per_thread))
+        for layout in ("hopper_scale:-2:8", "blackwell_scale"):
+            out.append(("scales", [16, 128, 4096], "strided:-1", layout, False, per_thread))
     return out
 
 
@@ -133,14 +134,17 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     manifest = []
-    for index, (part, shape, src, dst, check) in enumerate(
-            all_pairs() if args.all_pairs else cases()):
+    for index, case in enumerate(all_pairs() if args.all_pairs else cases()):
+        part, shape, src, dst, check = case[:5]
+        per_thread = case[5] if len(case) > 5 else 4
         name = "case%03d" % index
         mlir = os.path.join(args.out_dir, name + ".mlir")
         with open(mlir, "w") as f:
             f.write(mlir_for(part, shape, src, dst))
         lowered = subprocess.run(
-            [args.mx_opt, mlir, "--microscale-gpu-to-ptx=chip=%s" % args.chip],
+            [args.mx_opt, mlir, "--pass-pipeline=builtin.module("
+             "microscale-convert-storage-to-gpu{units-per-thread=%d},"
+             "microscale-gpu-to-ptx{chip=%s})" % (per_thread, args.chip)],
             check=True, capture_output=True, text=True).stdout
         with open(os.path.join(args.out_dir, name + ".lowered.mlir"), "w") as f:
             f.write(lowered)
@@ -152,7 +156,7 @@ def main():
         manifest.append("|".join([name, name + ".ptx", "convert_storage_0",
                                   "4" if part == "values" else "8",
                                   ",".join(map(str, shape)), src, dst,
-                                  "1" if check else "0"]))
+                                  "1" if check else "0", str(per_thread)]))
     with open(os.path.join(args.out_dir, "manifest.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     print("%d kernels in %s" % (len(manifest), args.out_dir))

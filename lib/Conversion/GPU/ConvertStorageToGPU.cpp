@@ -25,17 +25,26 @@ static gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
   return gpu::GPUModuleOp::create(builder, module.getLoc(), kKernelModule);
 }
 
-/// A 1-D i8 memref of dynamic size: the kernels' parameter type.
-static MemRefType bytesType(MLIRContext *context) {
-  return MemRefType::get({ShapedType::kDynamic}, IntegerType::get(context, 8));
+/// A 1-D i8 memref of `bytes` bytes. The kernels take static shapes, so that
+/// they lower with the bare-pointer convention: a kernel's parameters are two
+/// pointers and the unit range.
+static MemRefType bytesType(MLIRContext *context, int64_t bytes) {
+  return MemRefType::get({bytes}, IntegerType::get(context, 8));
 }
 
 static LogicalResult outline(ConvertStorageOp op, gpu::GPUModuleOp kernels,
-                             int64_t blockSize, unsigned index) {
+                             int64_t blockSize, int64_t perThread,
+                             unsigned index) {
   StorageConversion conversion(op);
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
-  Type bytes = bytesType(context);
+  QTensorType fromType = op.getFromType();
+  const bool values = op.getPart() == StoragePart::values;
+  Type sourceBytes = bytesType(
+      context, ShapedType::getNumElements(values
+                                              ? fromType.getValueStorageShape()
+                                              : fromType.getScaleStorageShape()));
+  Type destBytes = bytesType(context, conversion.destBytes);
   Type indexType = IndexType::get(context);
 
   // The kernel: unit = begin + block * blockDim + thread; if unit < end.
@@ -43,35 +52,64 @@ static LogicalResult outline(ConvertStorageOp op, gpu::GPUModuleOp kernels,
   std::string name = ("convert_storage_" + Twine(index)).str();
   auto function = gpu::GPUFuncOp::create(
       builder, loc, name,
-      builder.getFunctionType({bytes, bytes, indexType, indexType}, {}));
+      builder.getFunctionType({sourceBytes, destBytes, indexType, indexType},
+                              {}));
   function->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                     builder.getUnitAttr());
+  // The buffers never alias, and device allocations are 256-byte aligned:
+  // this lets the backend load shared source bytes once and merge stores.
+  for (unsigned arg = 0; arg < 2; ++arg) {
+    function.setArgAttr(arg, "llvm.noalias", builder.getUnitAttr());
+    function.setArgAttr(arg, "llvm.align", builder.getI64IntegerAttr(16));
+  }
   Block &entry = function.getBody().front();
   builder.setInsertionPointToStart(&entry);
   Emitter e(builder, loc);
   Value blockId = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
   Value blockDim = gpu::BlockDimOp::create(builder, loc, gpu::Dimension::x);
   Value threadId = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
-  Value unit = e.add(entry.getArgument(2),
-                     e.add(e.mul(blockId, blockDim), threadId));
-  Value inRange = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
-                                        unit, entry.getArgument(3));
-  auto ifOp = scf::IfOp::create(builder, loc, inRange, /*withElse=*/false);
+  Value source = entry.getArgument(0), dest = entry.getArgument(1);
+  Value kernelEnd = entry.getArgument(3);
+  Value first = e.add(entry.getArgument(2),
+                      e.mul(e.add(e.mul(blockId, blockDim), threadId),
+                            perThread));
+  // All units in range: compute them all, then store them all. At the end of
+  // the range: each unit on its own, behind its bounds check.
+  Value lastInRange = arith::CmpIOp::create(
+      builder, loc, arith::CmpIPredicate::ule, e.add(first, perThread),
+      kernelEnd);
+  auto whole = scf::IfOp::create(builder, loc, lastInRange, /*withElse=*/true);
   {
     OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    conversion.emitUnit(builder, loc, entry.getArgument(0),
-                        entry.getArgument(1), unit);
+    builder.setInsertionPointToStart(&whole.getThenRegion().front());
+    SmallVector<Value> units, unitBits;
+    for (int64_t k = 0; k < perThread; ++k) {
+      units.push_back(e.add(first, k));
+      unitBits.push_back(
+          conversion.emitUnitBits(builder, loc, source, units.back()));
+    }
+    for (int64_t k = 0; k < perThread; ++k)
+      conversion.emitUnitStore(builder, loc, dest, units[k], unitBits[k]);
+    builder.setInsertionPointToStart(&whole.getElseRegion().front());
+    for (int64_t k = 0; k < perThread; ++k) {
+      Value unit = e.add(first, k);
+      Value inRange = arith::CmpIOp::create(
+          builder, loc, arith::CmpIPredicate::ult, unit, kernelEnd);
+      auto one = scf::IfOp::create(builder, loc, inRange, /*withElse=*/false);
+      OpBuilder::InsertionGuard inner(builder);
+      builder.setInsertionPointToStart(&one.getThenRegion().front());
+      conversion.emitUnit(builder, loc, source, dest, unit);
+    }
   }
   gpu::ReturnOp::create(builder, loc);
 
   // The launch, in place of the op.
   builder.setInsertionPoint(op);
   Emitter host(builder, loc);
-  auto asBytes = [&](Value buffer) -> Value {
-    if (buffer.getType() == bytes)
+  auto asBytes = [&](Value buffer, Type type) -> Value {
+    if (buffer.getType() == type)
       return buffer;
-    return memref::CastOp::create(builder, loc, bytes, buffer);
+    return memref::CastOp::create(builder, loc, type, buffer);
   };
   Value begin = op.getUnitRange().empty() ? host.index(0)
                                           : op.getUnitRange()[0];
@@ -79,14 +117,15 @@ static LogicalResult outline(ConvertStorageOp op, gpu::GPUModuleOp kernels,
                   ? host.index(conversion.getNumUnits())
                   : op.getUnitRange()[1];
   Value count = arith::SubIOp::create(builder, loc, end, begin);
-  Value blocks = arith::CeilDivUIOp::create(builder, loc, count,
-                                            host.index(blockSize));
+  Value blocks = arith::CeilDivUIOp::create(
+      builder, loc, count, host.index(blockSize * perThread));
   Value one = host.index(1);
   gpu::LaunchFuncOp::create(
       builder, loc, function, gpu::KernelDim3{blocks, one, one},
       gpu::KernelDim3{host.index(blockSize), one, one},
       /*dynamicSharedMemorySize=*/Value(),
-      ValueRange{asBytes(op.getSource()), asBytes(op.getDest()), begin, end});
+      ValueRange{asBytes(op.getSource(), sourceBytes),
+                 asBytes(op.getDest(), destBytes), begin, end});
   op.erase();
   return success();
 }
@@ -97,6 +136,13 @@ struct ConvertStorageToGPUPass
           ConvertStorageToGPUPass> {
   using MicroscaleConvertStorageToGPUBase::MicroscaleConvertStorageToGPUBase;
   void runOnOperation() override {
+    if (unitsPerThread <= 0 || unitsPerThread > 64) {
+      getOperation()->emitError()
+          << "microscale-convert-storage-to-gpu: units-per-thread must be in "
+             "[1, 64], got "
+          << unitsPerThread.getValue();
+      return signalPassFailure();
+    }
     if (blockSize <= 0 || blockSize > 1024) {
       getOperation()->emitError()
           << "microscale-convert-storage-to-gpu: block-size must be in "
@@ -114,7 +160,7 @@ struct ConvertStorageToGPUPass
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(getOperation());
     unsigned index = 0;
     for (ConvertStorageOp op : ops)
-      if (failed(outline(op, kernels, blockSize, index++)))
+      if (failed(outline(op, kernels, blockSize, unitsPerThread, index++)))
         return signalPassFailure();
   }
 };

@@ -30,6 +30,8 @@ void mlir::microscale::buildMicroscaleGPUToPTXPipeline(
   kernels.addPass(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.indexBitwidth = 64;
+  // Kernels take static-shaped buffers as plain pointers (noalias, aligned).
+  nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   kernels.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;

@@ -7,28 +7,35 @@
 !canon = !microscale.qtensor<64x128, mxfp4, axis = 0>
 !hopper = !microscale.qtensor<64x128, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
 
-// One kernel per conversion and one launch in its place: a thread per
-// destination unit (4096 Hopper words here, 16 blocks of 256), 64-bit unit
-// indices, a bounds check, loads from the source and stores to the
-// destination only, no allocation.
+// One kernel per conversion and one launch in its place: a thread per 4
+// consecutive destination units (4096 Hopper words here: 4 blocks of 256
+// threads), 64-bit unit indices, loads from the source and stores to the
+// destination only, no allocation. The buffers are static-shaped, noalias
+// and 16-byte aligned, so that the kernel takes bare pointers, reads through
+// the read-only path and merges each word's 4 byte stores.
 // CHECK: module attributes {gpu.container_module}
 // CHECK-LABEL: func.func @convert
-// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_0 blocks in (%c16, %c1, %c1) threads in (%c256, %c1, %c1) args(%{{.*}} : memref<?xi8>, %{{.*}} : memref<?xi8>, %{{.*}} : index, %{{.*}} : index)
+// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_0 blocks in (%c4, %c1, %c1) threads in (%c256, %c1, %c1) args(%{{.*}} : memref<4096xi8>, %{{.*}} : memref<16384xi8>, %{{.*}} : index, %{{.*}} : index)
 // CHECK: gpu.launch_func @microscale_kernels::@convert_storage_1
 // CHECK-NOT: microscale.convert_storage
 // CHECK: gpu.module @microscale_kernels
-// CHECK: gpu.func @convert_storage_0(%[[SRC:.*]]: memref<?xi8>, %[[DST:.*]]: memref<?xi8>, %[[B:.*]]: index, %[[E:.*]]: index) kernel
+// CHECK: gpu.func @convert_storage_0(%[[SRC:.*]]: memref<4096xi8> {llvm.align = 16 : i64, llvm.noalias}, %[[DST:.*]]: memref<16384xi8> {llvm.align = 16 : i64, llvm.noalias}, %[[B:.*]]: index, %[[E:.*]]: index) kernel
 // CHECK-NOT: memref.alloc
 // CHECK: %[[U:.*]] = arith.addi %[[B]],
-// CHECK: arith.cmpi ult, %[[U]], %[[E]]
+// CHECK: arith.cmpi ule, %{{.*}}, %[[E]]
 // CHECK: scf.if
-// CHECK-COUNT-8: memref.load %[[SRC]]
-// CHECK-COUNT-4: memref.store %{{.*}}, %[[DST]]
+// CHECK-COUNT-32: memref.load %[[SRC]]
+// CHECK-COUNT-16: memref.store %{{.*}}, %[[DST]]
+// CHECK: } else {
 // CHECK: gpu.func @convert_storage_1
 // CHECK-NOT: memref.alloc
 // PTX: gpu.binary @microscale_kernels
 // PTX-SAME: .target sm_90a
-// PTX-SAME: .visible .entry convert_storage_0
+// PTX-SAME: .visible .entry convert_storage_0(
+// PTX-SAME: .param .u64 .ptr .align 16 convert_storage_0_param_0,
+// PTX-SAME: .param .u64 .ptr .align 16 convert_storage_0_param_1,
+// PTX-SAME: ld.global.nc.b8
+// PTX-SAME: st.global.b32
 // PTX-SAME: .visible .entry convert_storage_1
 // SM100: .target sm_100a
 // OLDPTX: error: chip sm_100a needs PTX 8.6 or newer, but the target's features give 8.0 ('+ptx80')

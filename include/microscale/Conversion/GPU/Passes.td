@@ -10,10 +10,11 @@ def MicroscaleConvertStorageToGPU
   let description = [{
     Outlines every `microscale.convert_storage` into its own `gpu.func`
     kernel in the `gpu.module @microscale_kernels`, and replaces the op with
-    a `gpu.launch_func` of it. One thread computes one destination store unit
-    (a byte, or a 4-byte Hopper word) directly from its source elements: the
-    kernel reads only the source, writes only the destination, and allocates
-    nothing. Unit indices are 64-bit (`index`), so tensors above 2^31 bytes
+    a `gpu.launch_func` of it. Each thread computes `units-per-thread`
+    consecutive destination store units (a unit is a byte, or a 4-byte Hopper
+    word) directly from their source elements: the kernel reads only the
+    source (marked `noalias`, so loads shared by the units are loaded once),
+    writes only the destination, and allocates nothing. Unit indices are 64-bit (`index`), so tensors above 2^31 bytes
     are addressed correctly. The module becomes a `gpu.container_module`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
@@ -23,6 +24,9 @@ def MicroscaleConvertStorageToGPU
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block">,
+    Option<"unitsPerThread", "units-per-thread", "int64_t", /*default=*/"4",
+           "Consecutive destination units per thread (all loads first, then "
+           "all stores, so that shared source bytes are loaded once)">,
   ];
 }
 

@@ -18,18 +18,23 @@ StorageConversion::StorageConversion(ConvertStorageOp op)
   unitBytes = to.getStoreUnitBytes(bits);
 }
 
-void StorageConversion::emitUnit(OpBuilder &builder, Location loc,
-                                 Value source, Value dest, Value unit) const {
+Value StorageConversion::emitUnitBits(OpBuilder &builder, Location loc,
+                                      Value source, Value unit) const {
   Emitter e(builder, loc);
   // An empty logical tensor may still have padded storage: zeros.
-  Value unitBits =
-      isEmpty() ? e.i32(0)
-                : to.emitStoreUnit(builder, loc, shape, bits, unit,
-                                   [&](OpBuilder &b, Location l,
-                                       ValueRange index) {
-                                     return from.emitLoadElement(
-                                         b, l, source, shape, bits, index);
-                                   });
+  if (isEmpty())
+    return e.i32(0);
+  return to.emitStoreUnit(builder, loc, shape, bits, unit,
+                          [&](OpBuilder &b, Location l, ValueRange index) {
+                            return from.emitLoadElement(b, l, source, shape,
+                                                        bits, index);
+                          });
+}
+
+void StorageConversion::emitUnitStore(OpBuilder &builder, Location loc,
+                                      Value dest, Value unit,
+                                      Value unitBits) const {
+  Emitter e(builder, loc);
   Value offset = e.mul(unit, unitBytes);
   for (int64_t i = 0; i < unitBytes; ++i) {
     Value byte = arith::TruncIOp::create(builder, loc, builder.getI8Type(),
@@ -37,4 +42,10 @@ void StorageConversion::emitUnit(OpBuilder &builder, Location loc,
     memref::StoreOp::create(builder, loc, byte, dest,
                             ValueRange{e.add(offset, i)});
   }
+}
+
+void StorageConversion::emitUnit(OpBuilder &builder, Location loc,
+                                 Value source, Value dest, Value unit) const {
+  emitUnitStore(builder, loc, dest, unit,
+                emitUnitBits(builder, loc, source, unit));
 }

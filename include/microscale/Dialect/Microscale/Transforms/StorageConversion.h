@@ -29,6 +29,12 @@ struct StorageConversion {
   /// (an index), reading `source` and writing `dest` (1-D i8 memrefs).
   void emitUnit(OpBuilder &builder, Location loc, Value source, Value dest,
                 Value unit) const;
+  /// The two halves of emitUnit: the unit's bits (an i32) ...
+  Value emitUnitBits(OpBuilder &builder, Location loc, Value source,
+                     Value unit) const;
+  /// ... and their stores.
+  void emitUnitStore(OpBuilder &builder, Location loc, Value dest, Value unit,
+                     Value unitBits) const;
 };
 
 } // namespace mlir::microscale

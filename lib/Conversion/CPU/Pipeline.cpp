@@ -9,6 +9,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -19,6 +20,12 @@ void mlir::microscale::buildMicroscaleCPUToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createMicroscaleLowerStorageConversions());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // bf16 truncation as integer arithmetic (round to nearest even): x86
+  // without AVX512-BF16 would call compiler-rt's __truncsfbf2, which a JIT
+  // process does not have.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

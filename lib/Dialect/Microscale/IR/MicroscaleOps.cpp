@@ -209,3 +209,38 @@ LogicalResult ConvertStorageOp::verify() {
   return failure(failed(check(getSource(), from, "source")) ||
                  failed(check(getDest(), to, "dest")));
 }
+
+//===----------------------------------------------------------------------===//
+// dequantize_storage
+//===----------------------------------------------------------------------===//
+
+LogicalResult DequantizeStorageOp::verify() {
+  QTensorType type = getQTensorType();
+  auto checkBytes = [&](Value buffer, ArrayRef<int64_t> storage,
+                        StringRef what) -> LogicalResult {
+    auto memref = cast<MemRefType>(buffer.getType());
+    int64_t bytes = ShapedType::getNumElements(storage);
+    if (memref.isDynamicDim(0) || memref.getDimSize(0) == bytes)
+      return success();
+    return emitOpError() << what << " must hold the " << bytes
+                         << " storage bytes of its layout, got "
+                         << Type(memref);
+  };
+  if (failed(checkBytes(getValues(), type.getValueStorageShape(), "values")) ||
+      failed(checkBytes(getScales(), type.getScaleStorageShape(), "scales")))
+    return failure();
+  auto out = cast<MemRefType>(getOut().getType());
+  if (!out.isDynamicDim(0) && out.getDimSize(0) != type.getNumElements())
+    return emitOpError() << "out must hold the " << type.getNumElements()
+                         << " logical elements, got " << Type(out);
+  FormatAttr format = type.getFormat();
+  if (format.getGlobalScale() != (getGlobalScale() != nullptr))
+    return emitOpError() << "format " << Attribute(format)
+                         << (format.getGlobalScale()
+                                 ? " needs its f32 global scale"
+                                 : " has no global scale");
+  if (getE8m0Edges() == E8M0Edges::zero_inf &&
+      !isa<Float8E8M0FNUType>(format.getScaleType()))
+    return emitOpError() << "e8m0_edges = zero_inf applies to E8M0 scales";
+  return success();
+}

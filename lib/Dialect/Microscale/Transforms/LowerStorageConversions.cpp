@@ -5,6 +5,9 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <limits>
 
 namespace mlir::microscale {
 #define GEN_PASS_DEF_MICROSCALELOWERSTORAGECONVERSIONS
@@ -33,15 +36,124 @@ static void lower(ConvertStorageOp op) {
   op.erase();
 }
 
+/// A constant decode table (code -> f32) as a private memref.global of the
+/// module, shared by every user.
+static Value getDecodeTable(OpBuilder &builder, Location loc, ModuleOp module,
+                            StringRef name, ArrayRef<float> values) {
+  MLIRContext *context = builder.getContext();
+  auto type = MemRefType::get({static_cast<int64_t>(values.size())},
+                              Float32Type::get(context));
+  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(module.getBody());
+    auto tensorType = RankedTensorType::get(type.getShape(), type.getElementType());
+    memref::GlobalOp::create(builder, loc, name, builder.getStringAttr("private"),
+                             type, DenseElementsAttr::get(tensorType, values),
+                             /*constant=*/true, /*alignment=*/IntegerAttr());
+  }
+  return memref::GetGlobalOp::create(builder, loc, type, name);
+}
+
+static SmallVector<float> decodeTable(::microscale::ref::ScalarFormat format,
+                                      ::microscale::ref::E8M0Edges edges) {
+  namespace ref = ::microscale::ref;
+  SmallVector<float> table;
+  for (uint32_t code = 0; code < (1u << ref::getInfo(format).bits); ++code)
+    table.push_back(static_cast<float>(ref::decode(format, code, edges)));
+  return table;
+}
+
+static void lower(DequantizeStorageOp op) {
+  namespace ref = ::microscale::ref;
+  QTensorType type = op.getQTensorType();
+  ModuleOp module = op->getParentOfType<ModuleOp>();
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Emitter e(builder, loc);
+  ref::MXFormat format = type.getFormat().getReferenceFormat();
+  ref::E8M0Edges edges = op.getE8m0Edges() == E8M0Edges::ocp
+                             ? ref::E8M0Edges::OCP
+                             : ref::E8M0Edges::ZeroInf;
+  std::string elementName =
+      "microscale_decode_" + std::string(ref::getInfo(format.element).name);
+  std::string scaleName =
+      "microscale_decode_" + std::string(ref::getInfo(format.scale).name) +
+      (format.scale == ref::ScalarFormat::E8M0
+           ? (edges == ref::E8M0Edges::OCP ? "_ocp" : "_zero_inf")
+           : "");
+  Value elementTable = getDecodeTable(
+      builder, loc, module, elementName,
+      decodeTable(format.element, ref::E8M0Edges::OCP));
+  Value scaleTable = getDecodeTable(builder, loc, module, scaleName,
+                                    decodeTable(format.scale, edges));
+  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<int64_t> scaleShape = type.getScaleShape();
+  const int64_t axis = type.getAxis();
+  const int64_t block = format.blockSize;
+  const unsigned bits = type.getFormat().getElementBits();
+  LayoutAttrInterface valueLayout = type.getValueLayout();
+  LayoutAttrInterface scaleLayout = type.getScaleLayout();
+  Value values = op.getValues(), scales = op.getScales(), out = op.getOut();
+  Value global = op.getGlobalScale();
+  Type outType = cast<MemRefType>(out.getType()).getElementType();
+  scf::ParallelOp::create(
+      builder, loc, ValueRange{e.index(0)},
+      ValueRange{e.index(type.getNumElements())}, ValueRange{e.index(1)},
+      [&](OpBuilder &b, Location l, ValueRange ivs) {
+        Emitter in(b, l);
+        SmallVector<Value> index(shape.size());
+        Value rest = ivs[0];
+        for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+          index[d] = in.rem(rest, shape[d]);
+          rest = in.div(rest, shape[d]);
+        }
+        SmallVector<Value> scaleIndex(index);
+        scaleIndex[axis] = in.div(index[axis], block);
+        Value code = valueLayout.emitLoadElement(b, l, values, shape, bits, index);
+        Value scaleCode =
+            scaleLayout.emitLoadElement(b, l, scales, scaleShape, 8, scaleIndex);
+        Value element = memref::LoadOp::create(b, l, elementTable,
+                                               ValueRange{in.toIndex(code)});
+        Value scale = memref::LoadOp::create(b, l, scaleTable,
+                                             ValueRange{in.toIndex(scaleCode)});
+        Value value = arith::MulFOp::create(b, l, element, scale);
+        if (global)
+          value = arith::MulFOp::create(b, l, value, global);
+        // One NaN on every target: the positive quiet NaN.
+        Value isNaN = arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNO,
+                                            value, value);
+        Value nan = arith::ConstantOp::create(
+            b, l, b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN()));
+        value = arith::SelectOp::create(b, l, isNaN, nan, value);
+        if (outType != value.getType())
+          value = arith::TruncFOp::create(b, l, outType, value);
+        memref::StoreOp::create(b, l, value, out, ValueRange{ivs[0]});
+      });
+  op.erase();
+}
+
 namespace {
 struct LowerStorageConversionsPass
     : public mlir::microscale::impl::MicroscaleLowerStorageConversionsBase<
           LowerStorageConversionsPass> {
   void runOnOperation() override {
     SmallVector<ConvertStorageOp> ops;
-    getOperation()->walk([&](ConvertStorageOp op) { ops.push_back(op); });
+    SmallVector<DequantizeStorageOp> dequantizes;
+    getOperation()->walk([&](Operation *op) {
+      if (auto convert = dyn_cast<ConvertStorageOp>(op))
+        ops.push_back(convert);
+      else if (auto dequantize = dyn_cast<DequantizeStorageOp>(op))
+        dequantizes.push_back(dequantize);
+    });
     for (ConvertStorageOp op : ops)
       lower(op);
+    for (DequantizeStorageOp op : dequantizes) {
+      if (!op->getParentOfType<ModuleOp>()) {
+        op.emitOpError() << "needs an enclosing module for its decode tables";
+        return signalPassFailure();
+      }
+      lower(op);
+    }
   }
 };
 } // namespace

@@ -209,4 +209,36 @@ def Microscale_ConvertStorageOp : Microscale_Op<"convert_storage"> {
   }];
 }
 
+def Microscale_DequantizeStorageOp : Microscale_Op<"dequantize_storage"> {
+  let summary = "Dequantize from byte buffers into a float buffer";
+  let description = [{
+    The buffer-level form of `dequantize`: reads the packed element bytes and
+    the scale bytes of a quantized tensor of type `type` (in its layouts,
+    1-D i8 memrefs of their storage byte counts) and the f32 global scale for
+    formats that have one, and writes every logical element, row-major, to
+    `out` (a 1-D memref of f32, f16 or bf16 with one element per logical
+    element). Same numerics as `dequantize`: element x scale exact in f32,
+    the global scale one f32 rounding, one rounding to the result type, every
+    NaN the positive quiet NaN, E8M0 edges per `e8m0_edges`.
+
+    `microscale-lower-storage-conversions` lowers it to a parallel loop over
+    the logical elements that decodes codes through small constant tables.
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$values,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$scales,
+                       Optional<F32>:$global_scale,
+                       Arg<MemRefRankOf<[F32, F16, BF16], [1]>, "", [MemWrite]>:$out,
+                       TypeAttrOf<Microscale_QTensor>:$type,
+                       DefaultValuedAttr<Microscale_E8M0EdgesAttr,
+                           "::mlir::microscale::E8M0Edges::ocp">:$e8m0_edges);
+  let assemblyFormat = [{
+    $values `,` $scales (`,` $global_scale^)? `into` $out attr-dict `:` $type
+    `,` type($values) `,` type($scales) `,` type($out)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    QTensorType getQTensorType() { return ::llvm::cast<QTensorType>(getType()); }
+  }];
+}
+
 #endif // MICROSCALE_OPS_TD

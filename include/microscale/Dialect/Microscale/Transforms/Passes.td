@@ -31,8 +31,8 @@ def MicroscaleFoldConstants : Pass<"microscale-fold-constants"> {
 
 def MicroscaleLowerStorageConversions
     : Pass<"microscale-lower-storage-conversions"> {
-  let summary = "Lower convert_storage to loops that compute each destination "
-                "unit from its source elements";
+  let summary = "Lower convert_storage and dequantize_storage to parallel "
+                "loops";
   let description = [{
     Replaces every `microscale.convert_storage` with an `scf.parallel` loop
     over the destination's store units. Each iteration asks the destination
@@ -42,6 +42,12 @@ def MicroscaleLowerStorageConversions
     the unit. Padding is written as zeros. Nothing but the destination is
     written, and no buffer is allocated. Works for any pair of layouts,
     because each layout only describes itself.
+
+    Every `microscale.dequantize_storage` becomes a parallel loop over the
+    logical elements: the element and its scale are read through their
+    layouts' forward maps and decoded through constant tables (private
+    `memref.global`s), multiplied in f32 and rounded once to the result
+    type.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",

@@ -51,3 +51,12 @@ ptxas = shutil.which("ptxas") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# mlir-runner and its support libraries, for the CPU execution tests.
+config.substitutions.append(("%mlir_runner",
+                             os.path.join(config.llvm_tools_dir, "mlir-runner")))
+llvm_lib = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib")
+config.substitutions.append(("%c_runner_utils",
+                             os.path.join(llvm_lib, "libmlir_c_runner_utils.so")))
+config.substitutions.append(("%runner_utils",
+                             os.path.join(llvm_lib, "libmlir_runner_utils.so")))

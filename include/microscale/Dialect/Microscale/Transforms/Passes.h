@@ -3,6 +3,7 @@
 #define MICROSCALE_DIALECT_MICROSCALE_TRANSFORMS_PASSES_H
 
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/Pass.h"

@@ -54,4 +54,22 @@ def MicroscaleLowerStorageConversions
                            "::mlir::scf::SCFDialect"];
 }
 
+def MicroscaleLowerToStorage : Pass<"microscale-lower-to-storage"> {
+  let summary = "Lower tensor-level convert_layout and dequantize to byte "
+                "buffers";
+  let description = [{
+    Rewrites the tensor-level ops on quantized tensors whose bytes are known
+    (values that come from `microscale.from_bytes`) into the buffer-level
+    ops: `convert_layout` becomes a `convert_storage` of each buffer whose
+    layout changes into a fresh allocation of exactly the destination's
+    storage bytes, and `dequantize` a `dequantize_storage` into a fresh
+    allocation of the result; both bridged with `bufferization.to_buffer` /
+    `to_tensor`, so that one-shot bufferization handles the rest. A
+    quantized tensor that does not come from `from_bytes` (a function
+    argument, a `quantize`) is reported, not silently left behind.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // MICROSCALE_TRANSFORMS_PASSES_TD

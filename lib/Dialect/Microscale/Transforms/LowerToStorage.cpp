@@ -1,0 +1,137 @@
+//===- LowerToStorage.cpp - Tensor-level ops to buffer-level ops ----------===//
+#include "microscale/Dialect/Microscale/Transforms/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::microscale {
+#define GEN_PASS_DEF_MICROSCALELOWERTOSTORAGE
+#include "microscale/Dialect/Microscale/Transforms/Passes.h.inc"
+} // namespace mlir::microscale
+
+using namespace mlir;
+using namespace mlir::microscale;
+
+/// The 1-D buffer of a byte or float tensor (read-only).
+static Value flatBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Value buffer = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*read_only=*/true);
+  if (type.getRank() == 1)
+    return buffer;
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    all[0].push_back(d);
+  return memref::CollapseShapeOp::create(b, loc, buffer, all);
+}
+
+/// A fresh 1-D allocation of `shape`'s element count, and the tensor of
+/// `shape` it becomes once `fill` has written it.
+static Value allocateAndFill(OpBuilder &b, Location loc,
+                             ArrayRef<int64_t> shape, Type element,
+                             function_ref<void(Value)> fill) {
+  int64_t count = ShapedType::getNumElements(shape);
+  auto flatType = MemRefType::get({count}, element);
+  Value flat = memref::AllocOp::create(b, loc, flatType);
+  fill(flat);
+  Value shaped = flat;
+  if (shape.size() != 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (size_t d = 0; d < shape.size(); ++d)
+      all[0].push_back(d);
+    shaped = memref::ExpandShapeOp::create(
+        b, loc, MemRefType::get(shape, element), flat, all);
+  }
+  return bufferization::ToTensorOp::create(
+      b, loc, RankedTensorType::get(shape, element), shaped,
+      /*restrict=*/true, /*writable=*/true);
+}
+
+namespace {
+struct LowerConvertLayout : OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvertLayoutOp op,
+                                PatternRewriter &rewriter) const override {
+    auto input = op.getInput().getDefiningOp<FromBytesOp>();
+    if (!input)
+      return failure();
+    Location loc = op.getLoc();
+    QTensorType from = op.getInput().getType(), to = op.getType();
+    auto convert = [&](Value bytes, StoragePart part,
+                       ArrayRef<int64_t> storage) -> Value {
+      LayoutAttrInterface a = part == StoragePart::values
+                                  ? from.getValueLayout()
+                                  : from.getScaleLayout();
+      LayoutAttrInterface b = part == StoragePart::values ? to.getValueLayout()
+                                                          : to.getScaleLayout();
+      if (a == b)
+        return bytes;
+      Value source = flatBuffer(rewriter, loc, bytes);
+      return allocateAndFill(
+          rewriter, loc, storage, rewriter.getI8Type(), [&](Value dest) {
+            ConvertStorageOp::create(
+                rewriter, loc, StoragePartAttr::get(getContext(), part),
+                source, dest, ValueRange(), TypeAttr::get(from),
+                TypeAttr::get(to));
+          });
+    };
+    Value values = convert(input.getValues(), StoragePart::values,
+                           to.getValueStorageShape());
+    Value scales = convert(input.getScales(), StoragePart::scales,
+                           to.getScaleStorageShape());
+    rewriter.replaceOpWithNewOp<FromBytesOp>(op, to, values, scales,
+                                             input.getGlobalScale());
+    return success();
+  }
+};
+
+struct LowerDequantize : OpRewritePattern<DequantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DequantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto input = op.getInput().getDefiningOp<FromBytesOp>();
+    if (!input)
+      return failure();
+    Location loc = op.getLoc();
+    Value values = flatBuffer(rewriter, loc, input.getValues());
+    Value scales = flatBuffer(rewriter, loc, input.getScales());
+    RankedTensorType result = op.getType();
+    Value tensor = allocateAndFill(
+        rewriter, loc, result.getShape(), result.getElementType(),
+        [&](Value out) {
+          DequantizeStorageOp::create(
+              rewriter, loc, values, scales, input.getGlobalScale(), out,
+              TypeAttr::get(op.getInput().getType()),
+              E8M0EdgesAttr::get(getContext(), op.getE8m0Edges()));
+        });
+    rewriter.replaceOp(op, tensor);
+    return success();
+  }
+};
+
+struct LowerToStoragePass
+    : public mlir::microscale::impl::MicroscaleLowerToStorageBase<
+          LowerToStoragePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<LowerConvertLayout, LowerDequantize>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    // What is left cannot be lowered yet: say so at each op.
+    WalkResult result = getOperation()->walk([&](Operation *op) {
+      if (isa<ConvertLayoutOp, DequantizeOp, QuantizeOp>(op)) {
+        op->emitOpError()
+            << "cannot be lowered to byte buffers: "
+            << (isa<QuantizeOp>(op)
+                    ? "quantize has no lowering yet"
+                    : "its quantized operand does not come from from_bytes");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace

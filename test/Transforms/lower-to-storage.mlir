@@ -1,0 +1,41 @@
+// RUN: mx-opt %s --split-input-file --microscale-lower-to-storage --verify-diagnostics | FileCheck %s
+
+!canon = !microscale.qtensor<64x128, mxfp4, axis = 0>
+!hopper = !microscale.qtensor<64x128, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>>
+
+// A conversion allocates exactly its output: one buffer of the destination
+// layout's storage bytes (16384 for the Hopper values); the scales, whose
+// layout does not change, are passed through untouched.
+// CHECK-LABEL: func @convert
+// CHECK-SAME: (%[[V:.*]]: tensor<64x64xi8>, %[[S:.*]]: tensor<2x128xi8>)
+// CHECK: %[[SRC:.*]] = bufferization.to_buffer %[[V]] read_only
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[SRC]]
+// CHECK: %[[DST:.*]] = memref.alloc() : memref<16384xi8>
+// CHECK-NOT: memref.alloc
+// CHECK: microscale.convert_storage values %[[FLAT]], %[[DST]]
+// CHECK: %[[OUT:.*]] = bufferization.to_tensor %{{.*}} restrict writable : memref<64x256xi8>
+// CHECK: return %[[OUT]], %[[S]]
+func.func @convert(%v: tensor<64x64xi8>, %s: tensor<2x128xi8>) -> (tensor<64x256xi8>, tensor<2x128xi8>) {
+  %q = microscale.from_bytes %v, %s : tensor<64x64xi8>, tensor<2x128xi8> -> !canon
+  %h = microscale.convert_layout %q : !canon -> !hopper
+  %hv, %hs = microscale.to_bytes %h : !hopper -> tensor<64x256xi8>, tensor<2x128xi8>
+  return %hv, %hs : tensor<64x256xi8>, tensor<2x128xi8>
+}
+
+// -----
+
+!canon = !microscale.qtensor<64x128, mxfp4, axis = 0>
+func.func @from_argument(%q: !canon) -> tensor<64x128xbf16> {
+  // expected-error @+1 {{'microscale.dequantize' op cannot be lowered to byte buffers: its quantized operand does not come from from_bytes}}
+  %x = microscale.dequantize %q : !canon -> tensor<64x128xbf16>
+  return %x : tensor<64x128xbf16>
+}
+
+// -----
+
+!canon = !microscale.qtensor<64x128, mxfp4, axis = 0>
+func.func @quantize(%x: tensor<64x128xf32>) -> !canon {
+  // expected-error @+1 {{'microscale.quantize' op cannot be lowered to byte buffers: quantize has no lowering yet}}
+  %q = microscale.quantize %x : tensor<64x128xf32> -> !canon
+  return %q : !canon
+}

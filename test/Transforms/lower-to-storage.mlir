@@ -33,9 +33,26 @@ func.func @from_argument(%q: !canon) -> tensor<64x128xbf16> {
 
 // -----
 
+!nv = !microscale.qtensor<64x128, nvfp4, axis = 1>
+func.func @quantize_default_global(%x: tensor<64x128xf32>) -> !nv {
+  // expected-error @+1 {{'microscale.quantize' op cannot be lowered to byte buffers: an NVFP4 quantize needs an explicit global scale operand (the amax-based default is not lowered yet)}}
+  %q = microscale.quantize %x : tensor<64x128xf32> -> !nv
+  return %q : !nv
+}
+
+// -----
+
+// quantize writes exactly its two outputs (and a one-byte-per-block
+// temporary once lowered further).
 !canon = !microscale.qtensor<64x128, mxfp4, axis = 0>
-func.func @quantize(%x: tensor<64x128xf32>) -> !canon {
-  // expected-error @+1 {{'microscale.quantize' op cannot be lowered to byte buffers: quantize has no lowering yet}}
+// CHECK-LABEL: func @quantize
+// CHECK: %[[X:.*]] = memref.collapse_shape
+// CHECK: %[[V:.*]] = memref.alloc() : memref<4096xi8>
+// CHECK: %[[S:.*]] = memref.alloc() : memref<256xi8>
+// CHECK: microscale.quantize_storage %[[X]] into %[[V]], %[[S]]
+// CHECK-NOT: memref.alloc
+func.func @quantize(%x: tensor<64x128xf32>) -> (tensor<64x64xi8>, tensor<2x128xi8>) {
   %q = microscale.quantize %x : tensor<64x128xf32> -> !canon
-  return %q : !canon
+  %v, %s = microscale.to_bytes %q : !canon -> tensor<64x64xi8>, tensor<2x128xi8>
+  return %v, %s : tensor<64x64xi8>, tensor<2x128xi8>
 }

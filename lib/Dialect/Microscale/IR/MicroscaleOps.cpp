@@ -244,3 +244,34 @@ LogicalResult DequantizeStorageOp::verify() {
     return emitOpError() << "e8m0_edges = zero_inf applies to E8M0 scales";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// quantize_storage
+//===----------------------------------------------------------------------===//
+
+LogicalResult QuantizeStorageOp::verify() {
+  QTensorType type = getQTensorType();
+  auto checkCount = [&](Value buffer, int64_t count,
+                        StringRef what) -> LogicalResult {
+    auto memref = cast<MemRefType>(buffer.getType());
+    if (memref.isDynamicDim(0) || memref.getDimSize(0) == count)
+      return success();
+    return emitOpError() << what << " must hold " << count
+                         << " elements, got " << Type(memref);
+  };
+  if (failed(checkCount(getInput(), type.getNumElements(), "input")) ||
+      failed(checkCount(getValues(),
+                        ShapedType::getNumElements(type.getValueStorageShape()),
+                        "values")) ||
+      failed(checkCount(getScales(),
+                        ShapedType::getNumElements(type.getScaleStorageShape()),
+                        "scales")))
+    return failure();
+  FormatAttr format = type.getFormat();
+  if (format.getGlobalScale() != (getGlobalScale() != nullptr))
+    return emitOpError() << "format " << Attribute(format)
+                         << (format.getGlobalScale()
+                                 ? " needs its f32 global scale"
+                                 : " has no global scale");
+  return success();
+}

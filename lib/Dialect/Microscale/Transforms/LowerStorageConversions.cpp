@@ -139,12 +139,17 @@ struct LowerStorageConversionsPass
   void runOnOperation() override {
     SmallVector<ConvertStorageOp> ops;
     SmallVector<DequantizeStorageOp> dequantizes;
+    SmallVector<QuantizeStorageOp> quantizes;
     getOperation()->walk([&](Operation *op) {
       if (auto convert = dyn_cast<ConvertStorageOp>(op))
         ops.push_back(convert);
       else if (auto dequantize = dyn_cast<DequantizeStorageOp>(op))
         dequantizes.push_back(dequantize);
+      else if (auto quantize = dyn_cast<QuantizeStorageOp>(op))
+        quantizes.push_back(quantize);
     });
+    for (QuantizeStorageOp op : quantizes)
+      lowerQuantizeStorage(op);
     for (ConvertStorageOp op : ops)
       lower(op);
     for (DequantizeStorageOp op : dequantizes) {

@@ -241,4 +241,34 @@ def Microscale_DequantizeStorageOp : Microscale_Op<"dequantize_storage"> {
   }];
 }
 
+def Microscale_QuantizeStorageOp : Microscale_Op<"quantize_storage"> {
+  let summary = "Quantize a float buffer into byte buffers";
+  let description = [{
+    The buffer-level form of `quantize`: reads the logical elements,
+    row-major, from `input` (a 1-D memref of f32, f16 or bf16) and writes the
+    packed element bytes and the scale bytes of a quantized tensor of type
+    `type`, in its layouts (padding zero). Formats with a global scale take
+    it as an f32 operand. Same numerics as `quantize` and the reference: OCP
+    shared exponents or E4M3 block scales, elements rounded to nearest even
+    and saturated, NaN/Inf blocks flagged by a NaN scale.
+
+    `microscale-lower-storage-conversions` lowers it to three parallel loops
+    (block scales; scale bytes; element bytes), with one temporary of one
+    byte per block.
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[F32, F16, BF16], [1]>, "", [MemRead]>:$input,
+                       Optional<F32>:$global_scale,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemWrite]>:$values,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemWrite]>:$scales,
+                       TypeAttrOf<Microscale_QTensor>:$type);
+  let assemblyFormat = [{
+    $input (`,` $global_scale^)? `into` $values `,` $scales attr-dict `:`
+    $type `,` type($input) `,` type($values) `,` type($scales)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    QTensorType getQTensorType() { return ::llvm::cast<QTensorType>(getType()); }
+  }];
+}
+
 #endif // MICROSCALE_OPS_TD

@@ -40,3 +40,10 @@ struct StorageConversion {
 } // namespace mlir::microscale
 
 #endif
+
+namespace mlir::microscale {
+/// Replaces a quantize_storage with the loops that compute it (block scales
+/// into a temporary of one byte per block, then the scale bytes and the
+/// element bytes through their layouts). Defined in LowerQuantize.cpp.
+void lowerQuantizeStorage(QuantizeStorageOp op);
+} // namespace mlir::microscale

@@ -84,15 +84,17 @@ int main(int argc, char **argv) {
   std::string line;
   int failures = 0, checked = 0;
   bool firstCall = true;
-  std::printf("| case | from -> to | shape | bits | units/thread | dest MiB | ours ms | "
-              "copy ms | ours/copy | alloc MiB | check |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| case | from -> to | shape | bits | units/thread | traversal | dest MiB | "
+              "ours ms | copy ms | ours/copy | alloc MiB | check |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(12345);
   while (std::getline(manifest, line)) {
     auto f = split(line, '|');
-    if (f.size() != 9)
+    if (f.size() != 11)
       continue;
     const int64_t perThread = std::stoll(f[8]);
+    const std::string &traversal = f[9];
+    const unsigned compilerGrid = static_cast<unsigned>(std::stoul(f[10]));
     const std::string &name = f[0], &from = f[5], &to = f[6];
     const unsigned bits = std::stoi(f[3]);
     std::vector<int64_t> shape;
@@ -139,7 +141,11 @@ int main(int argc, char **argv) {
     std::vector<void *> args = {&src, &dst, &begin, &end};
     const unsigned block = 256;
     const int64_t perBlock = block * perThread;
-    const unsigned grid = static_cast<unsigned>((units + perBlock - 1) / perBlock);
+    // The grid the compiler chose for the launch (0 when it is computed at
+    // run time: then one thread per perThread units).
+    const unsigned grid = compilerGrid
+                              ? compilerGrid
+                              : static_cast<unsigned>((units + perBlock - 1) / perBlock);
     size_t freeBefore, freeAfter, total;
     driver.memoryInfo(freeBefore, total);
     auto launchStart = std::chrono::steady_clock::now();
@@ -183,9 +189,9 @@ int main(int argc, char **argv) {
     std::string shapeText;
     for (int64_t d : shape)
       shapeText += (shapeText.empty() ? "" : "x") + std::to_string(d);
-    std::printf("| %s | %s -> %s | %s | %u | %lld | %.2f | %.4f | %.4f | %.2f | %.1f | %s |\n",
+    std::printf("| %s | %s -> %s | %s | %u | %lld | %s | %.2f | %.4f | %.4f | %.2f | %.1f | %s |\n",
                 name.c_str(), from.c_str(), to.c_str(), shapeText.c_str(), bits,
-                (long long)perThread,
+                (long long)perThread, traversal.c_str(),
                 dstBytes / 1048576.0, ours, copy, copy > 0 ? ours / copy : 0.0,
                 (double(freeBefore) - double(freeAfter)) / 1048576.0,
                 verdict.c_str());

@@ -90,14 +90,18 @@ def cases():
             out.append(("scales", shape, layout, "strided:-1", True))
     # The benchmark shapes: [16, 4096, 4096] FP4 (128 MiB) and its scales.
     big = [16, 4096, 4096]
-    for per_thread in (1, 4, 16):
+    # Column-major traversal on every checked case too.
+    out += [c[:5] + (4, "column-major") for c in list(out) if c[4]]
+    for per_thread, traversal in ((4, "row-major"), (1, "column-major"),
+                                  (4, "column-major")):
         for a, b in (("strided:-1", "hopper_value:-2:3"), ("hopper_value:-2:3", "strided:-1"),
                      ("strided:-1", "hopper_value:-1:3"), ("hopper_value:-1:3", "strided:-1"),
                      ("strided:-1", "blackwell_shuffled:128:256"),
                      ("blackwell_shuffled:128:256", "strided:-1")):
-            out.append(("values", big, a, b, False, per_thread))
+            out.append(("values", big, a, b, False, per_thread, traversal))
         for layout in ("hopper_scale:-2:8", "blackwell_scale"):
-            out.append(("scales", [16, 128, 4096], "strided:-1", layout, False, per_thread))
+            out.append(("scales", [16, 128, 4096], "strided:-1", layout, False,
+                        per_thread, traversal))
     return out
 
 
@@ -137,17 +141,23 @@ def main():
     for index, case in enumerate(all_pairs() if args.all_pairs else cases()):
         part, shape, src, dst, check = case[:5]
         per_thread = case[5] if len(case) > 5 else 4
+        traversal = case[6] if len(case) > 6 else "row-major"
         name = "case%03d" % index
         mlir = os.path.join(args.out_dir, name + ".mlir")
         with open(mlir, "w") as f:
             f.write(mlir_for(part, shape, src, dst))
         lowered = subprocess.run(
             [args.mx_opt, mlir, "--pass-pipeline=builtin.module("
-             "microscale-convert-storage-to-gpu{units-per-thread=%d},"
-             "microscale-gpu-to-ptx{chip=%s})" % (per_thread, args.chip)],
+             "microscale-convert-storage-to-gpu{units-per-thread=%d traversal=%s},"
+             "microscale-gpu-to-ptx{chip=%s})" % (per_thread, traversal, args.chip)],
             check=True, capture_output=True, text=True).stdout
         with open(os.path.join(args.out_dir, name + ".lowered.mlir"), "w") as f:
             f.write(lowered)
+        # The launch's grid, as the compiler chose it (constants are named
+        # by value: %c16 holds 16).
+        import re
+        grid = re.search(r"blocks in \(%c(\d+)", lowered)
+        blocks = grid.group(1) if grid else "0"
         extract.main.__globals__["sys"].argv = ["", os.path.join(args.out_dir, name + ".lowered.mlir"), args.out_dir]
         extract.main()
         os.replace(os.path.join(args.out_dir, "microscale_kernels.ptx"),
@@ -156,7 +166,8 @@ def main():
         manifest.append("|".join([name, name + ".ptx", "convert_storage_0",
                                   "4" if part == "values" else "8",
                                   ",".join(map(str, shape)), src, dst,
-                                  "1" if check else "0", str(per_thread)]))
+                                  "1" if check else "0", str(per_thread),
+                                  traversal, blocks]))
     with open(os.path.join(args.out_dir, "manifest.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     print("%d kernels in %s" % (len(manifest), args.out_dir))

@@ -32,9 +32,28 @@ static MemRefType bytesType(MLIRContext *context, int64_t bytes) {
   return MemRefType::get({bytes}, IntegerType::get(context, 8));
 }
 
+/// The destination's storage as rows of units: [outer, rows, columns].
+struct UnitGrid {
+  int64_t outer = 1, rows = 1, columns = 1;
+};
+
+static UnitGrid unitGrid(ConvertStorageOp op, const StorageConversion &c) {
+  QTensorType to = op.getToType();
+  SmallVector<int64_t> storage = op.getPart() == StoragePart::values
+                                     ? to.getValueStorageShape()
+                                     : to.getScaleStorageShape();
+  UnitGrid grid;
+  grid.columns = storage.back() / c.unitBytes;
+  if (storage.size() >= 2)
+    grid.rows = storage[storage.size() - 2];
+  for (size_t d = 0; d + 2 < storage.size(); ++d)
+    grid.outer *= storage[d];
+  return grid;
+}
+
 static LogicalResult outline(ConvertStorageOp op, gpu::GPUModuleOp kernels,
                              int64_t blockSize, int64_t perThread,
-                             unsigned index) {
+                             bool columnMajor, unsigned index) {
   StorageConversion conversion(op);
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
@@ -70,14 +89,33 @@ static LogicalResult outline(ConvertStorageOp op, gpu::GPUModuleOp kernels,
   Value threadId = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
   Value source = entry.getArgument(0), dest = entry.getArgument(1);
   Value kernelEnd = entry.getArgument(3);
-  Value first = e.add(entry.getArgument(2),
-                      e.mul(e.add(e.mul(blockId, blockDim), threadId),
-                            perThread));
+  // Each thread computes perThread consecutive units of one row of the
+  // destination. Row-major: consecutive threads take consecutive groups of a
+  // row. Column-major (whole conversions only): consecutive threads take the
+  // same group of consecutive rows, so that a warp's loads hit neighbouring
+  // source bytes when the two layouts' fast axes differ.
+  Value thread = e.add(e.mul(blockId, blockDim), threadId);
+  UnitGrid grid = unitGrid(op, conversion);
+  const int64_t groups = (grid.columns + perThread - 1) / perThread;
+  Value first, rowEnd;
+  if (columnMajor) {
+    Value row = e.rem(thread, grid.rows);
+    Value rest = e.div(thread, grid.rows);
+    Value group = e.rem(rest, groups);
+    Value outer = e.div(rest, groups);
+    Value rowStart = e.mul(e.add(e.mul(outer, grid.rows), row), grid.columns);
+    first = e.add(rowStart, e.mul(group, perThread));
+    rowEnd = e.add(rowStart, e.index(grid.columns));
+  } else {
+    first = e.add(entry.getArgument(2), e.mul(thread, perThread));
+    rowEnd = kernelEnd;
+  }
+  // Units past the row's end or the range's: the tail, done one by one.
+  Value limit = arith::MinUIOp::create(builder, loc, rowEnd, kernelEnd);
   // All units in range: compute them all, then store them all. At the end of
   // the range: each unit on its own, behind its bounds check.
   Value lastInRange = arith::CmpIOp::create(
-      builder, loc, arith::CmpIPredicate::ule, e.add(first, perThread),
-      kernelEnd);
+      builder, loc, arith::CmpIPredicate::ule, e.add(first, perThread), limit);
   auto whole = scf::IfOp::create(builder, loc, lastInRange, /*withElse=*/true);
   {
     OpBuilder::InsertionGuard guard(builder);
@@ -94,7 +132,7 @@ static LogicalResult outline(ConvertStorageOp op, gpu::GPUModuleOp kernels,
     for (int64_t k = 0; k < perThread; ++k) {
       Value unit = e.add(first, k);
       Value inRange = arith::CmpIOp::create(
-          builder, loc, arith::CmpIPredicate::ult, unit, kernelEnd);
+          builder, loc, arith::CmpIPredicate::ult, unit, limit);
       auto one = scf::IfOp::create(builder, loc, inRange, /*withElse=*/false);
       OpBuilder::InsertionGuard inner(builder);
       builder.setInsertionPointToStart(&one.getThenRegion().front());
@@ -116,9 +154,15 @@ static LogicalResult outline(ConvertStorageOp op, gpu::GPUModuleOp kernels,
   Value end = op.getUnitRange().empty()
                   ? host.index(conversion.getNumUnits())
                   : op.getUnitRange()[1];
-  Value count = arith::SubIOp::create(builder, loc, end, begin);
-  Value blocks = arith::CeilDivUIOp::create(
-      builder, loc, count, host.index(blockSize * perThread));
+  Value blocks;
+  if (columnMajor) {
+    int64_t threads = grid.outer * grid.rows * groups;
+    blocks = host.index((threads + blockSize - 1) / blockSize);
+  } else {
+    Value count = arith::SubIOp::create(builder, loc, end, begin);
+    blocks = arith::CeilDivUIOp::create(builder, loc, count,
+                                        host.index(blockSize * perThread));
+  }
   Value one = host.index(1);
   gpu::LaunchFuncOp::create(
       builder, loc, function, gpu::KernelDim3{blocks, one, one},
@@ -136,6 +180,13 @@ struct ConvertStorageToGPUPass
           ConvertStorageToGPUPass> {
   using MicroscaleConvertStorageToGPUBase::MicroscaleConvertStorageToGPUBase;
   void runOnOperation() override {
+    if (traversal != "row-major" && traversal != "column-major") {
+      getOperation()->emitError()
+          << "microscale-convert-storage-to-gpu: traversal must be row-major "
+             "or column-major, got '"
+          << traversal.getValue() << "'";
+      return signalPassFailure();
+    }
     if (unitsPerThread <= 0 || unitsPerThread > 64) {
       getOperation()->emitError()
           << "microscale-convert-storage-to-gpu: units-per-thread must be in "
@@ -160,7 +211,10 @@ struct ConvertStorageToGPUPass
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(getOperation());
     unsigned index = 0;
     for (ConvertStorageOp op : ops)
-      if (failed(outline(op, kernels, blockSize, unitsPerThread, index++)))
+      if (failed(outline(op, kernels, blockSize, unitsPerThread,
+                         traversal == "column-major" &&
+                             op.getUnitRange().empty(),
+                         index++)))
         return signalPassFailure();
   }
 };

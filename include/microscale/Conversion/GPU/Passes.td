@@ -27,6 +27,10 @@ def MicroscaleConvertStorageToGPU
     Option<"unitsPerThread", "units-per-thread", "int64_t", /*default=*/"4",
            "Consecutive destination units per thread (all loads first, then "
            "all stores, so that shared source bytes are loaded once)">,
+    Option<"traversal", "traversal", "std::string", /*default=*/"\"row-major\"",
+           "How threads walk the destination's [rows, units] grid: row-major "
+           "(consecutive threads along a row) or column-major (consecutive "
+           "threads down the rows; whole conversions only)">,
   ];
 }
 

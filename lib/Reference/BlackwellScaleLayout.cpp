@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Reference/TritonLayouts.h"
 
+#include "TritonLayoutSupport.h"
+
 namespace microscale::ref {
 
 namespace {
@@ -16,9 +18,7 @@ public:
   explicit BlackwellScaleLayout(std::vector<int64_t> shape)
       : Layout(std::move(shape), 8) {
     const size_t rank = logicalShape.size();
-    int64_t batch = 1;
-    for (size_t d = 0; d + 2 < rank; ++d)
-      batch *= logicalShape[d];
+    const int64_t batch = detail::batchCount(logicalShape);
     paddedKs = (logicalShape[rank - 2] + 7) / 8 * 8;
     nBlocks = (logicalShape[rank - 1] + 127) / 128;
     storageShape = {1, batch * nBlocks, paddedKs / 4, 2, 256};
@@ -28,9 +28,7 @@ public:
 
   void locate(const int64_t *index, int64_t *bitOffsets) const override {
     const size_t rank = logicalShape.size();
-    int64_t b = 0;
-    for (size_t d = 0; d + 2 < rank; ++d)
-      b = b * logicalShape[d] + index[d];
+    const int64_t b = detail::batchIndex(logicalShape, index);
     const int64_t ks = index[rank - 2], n = index[rank - 1];
     const int64_t atom = (b * nBlocks + n / 128) * (paddedKs / 4) + ks / 4;
     const int64_t byte =
@@ -49,20 +47,12 @@ private:
 std::unique_ptr<Layout>
 makeBlackwellScaleLayout(std::vector<int64_t> logicalShape,
                          std::string *error) {
-  auto fail = [&](std::string message) -> std::unique_ptr<Layout> {
-    if (error)
-      *error = std::move(message);
-    return nullptr;
+  auto fail = [&](std::string message) {
+    return detail::refuse(error, std::move(message));
   };
-  const size_t rank = logicalShape.size();
-  if (rank < 2)
-    return fail(
-        "Blackwell MX scale layout needs a tensor of rank >= 2, got rank " +
-        std::to_string(rank));
-  for (int64_t d : logicalShape)
-    if (d < 0)
-      return fail("Blackwell MX scale layout: negative extent " +
-                  std::to_string(d));
+  if (std::string bad = detail::checkTritonShape(logicalShape, "Blackwell MX scale layout");
+      !bad.empty())
+    return fail(bad);
   return std::make_unique<BlackwellScaleLayout>(std::move(logicalShape));
 }
 

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Reference/TritonLayouts.h"
 
+#include "TritonLayoutSupport.h"
+
 #include <numeric>
 
 namespace microscale::ref {
@@ -17,9 +19,7 @@ public:
                                int64_t blockN)
       : Layout(std::move(shape), 4), tileKB(blockK / 2), tileN(blockN) {
     const size_t rank = logicalShape.size();
-    int64_t batch = 1;
-    for (size_t d = 0; d + 2 < rank; ++d)
-      batch *= logicalShape[d];
+    const int64_t batch = detail::batchCount(logicalShape);
     // 128 bytes is the TMA alignment of the packed K extent.
     const int64_t alignKB = std::lcm<int64_t>(128, tileKB);
     const int64_t paddedKB =
@@ -33,9 +33,7 @@ public:
 
   void locate(const int64_t *index, int64_t *bitOffsets) const override {
     const size_t rank = logicalShape.size();
-    int64_t e = 0;
-    for (size_t d = 0; d + 2 < rank; ++d)
-      e = e * logicalShape[d] + index[d];
+    const int64_t e = detail::batchIndex(logicalShape, index);
     const int64_t k = index[rank - 2], n = index[rank - 1];
     const int64_t kb = k / 2;
     const int64_t byte =
@@ -61,20 +59,12 @@ std::unique_ptr<Layout>
 makeBlackwellShuffledValueLayout(std::vector<int64_t> logicalShape,
                                  int64_t blockK, int64_t blockN,
                                  std::string *error) {
-  auto fail = [&](std::string message) -> std::unique_ptr<Layout> {
-    if (error)
-      *error = std::move(message);
-    return nullptr;
+  auto fail = [&](std::string message) {
+    return detail::refuse(error, std::move(message));
   };
-  const size_t rank = logicalShape.size();
-  if (rank < 2)
-    return fail("Blackwell MX4 shuffled value layout needs a tensor of rank "
-                ">= 2, got rank " +
-                std::to_string(rank));
-  for (int64_t d : logicalShape)
-    if (d < 0)
-      return fail("Blackwell MX4 shuffled value layout: negative extent " +
-                  std::to_string(d));
+  if (std::string bad = detail::checkTritonShape(logicalShape, "Blackwell MX4 shuffled value layout");
+      !bad.empty())
+    return fail(bad);
   // block_k counts FP4 elements along K; a tile holds block_k/2 whole bytes.
   if (blockK <= 0 || blockK % 2 != 0)
     return fail("Blackwell MX4 shuffled value layout: block_k must be a "
@@ -85,12 +75,9 @@ makeBlackwellShuffledValueLayout(std::vector<int64_t> logicalShape,
                 "positive, got " +
                 std::to_string(blockN));
   // Triton's wording: K is packed here, N in the canonical intermediate.
-  if (logicalShape[rank - 2] % 2 != 0)
-    return fail("FP4 packing dimension -2 must have an even size, got " +
-                std::to_string(logicalShape[rank - 2]));
-  if (logicalShape[rank - 1] % 2 != 0)
-    return fail("FP4 packing dimension -1 must have an even size, got " +
-                std::to_string(logicalShape[rank - 1]));
+  if (std::string bad = detail::checkFP4Packing(logicalShape, true);
+      !bad.empty())
+    return fail(bad);
   return std::make_unique<BlackwellShuffledValueLayout>(std::move(logicalShape),
                                                         blockK, blockN);
 }

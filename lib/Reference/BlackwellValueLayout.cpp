@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Reference/TritonLayouts.h"
 
+#include "TritonLayoutSupport.h"
+
 namespace microscale::ref {
 
 namespace {
@@ -26,9 +28,7 @@ public:
 
   void locate(const int64_t *index, int64_t *bitOffsets) const override {
     const size_t rank = logicalShape.size();
-    int64_t b = 0;
-    for (size_t d = 0; d + 2 < rank; ++d)
-      b = b * logicalShape[d] + index[d];
+    const int64_t b = detail::batchIndex(logicalShape, index);
     const int64_t k = index[rank - 2], col = index[rank - 1];
     const int64_t byte = (b * n + col) * paddedKB + k / 2;
     const int64_t first = byte * 8 + 4 * (k % 2);
@@ -46,27 +46,16 @@ private:
 std::unique_ptr<Layout>
 makeBlackwellValueLayout(std::vector<int64_t> logicalShape,
                          std::string *error) {
-  auto fail = [&](std::string message) -> std::unique_ptr<Layout> {
-    if (error)
-      *error = std::move(message);
-    return nullptr;
+  auto fail = [&](std::string message) {
+    return detail::refuse(error, std::move(message));
   };
-  const size_t rank = logicalShape.size();
-  if (rank < 2)
-    return fail(
-        "Blackwell MX value layout needs a tensor of rank >= 2, got rank " +
-        std::to_string(rank));
-  for (int64_t d : logicalShape)
-    if (d < 0)
-      return fail("Blackwell MX value layout: negative extent " +
-                  std::to_string(d));
+  if (std::string bad = detail::checkTritonShape(logicalShape, "Blackwell MX value layout");
+      !bad.empty())
+    return fail(bad);
   // K is packed by this layout, N by the canonical form the data comes from.
-  if (logicalShape[rank - 2] % 2 != 0)
-    return fail("FP4 packing dimension -2 must have an even size, got " +
-                std::to_string(logicalShape[rank - 2]));
-  if (logicalShape[rank - 1] % 2 != 0)
-    return fail("FP4 packing dimension -1 must have an even size, got " +
-                std::to_string(logicalShape[rank - 1]));
+  if (std::string bad = detail::checkFP4Packing(logicalShape, true);
+      !bad.empty())
+    return fail(bad);
   return std::make_unique<BlackwellValueLayout>(std::move(logicalShape));
 }
 

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Reference/TritonLayouts.h"
 
+#include "TritonLayoutSupport.h"
+
 namespace microscale::ref {
 
 namespace {
@@ -15,9 +17,7 @@ public:
   explicit CDNA4ScaleLayout(std::vector<int64_t> shape)
       : Layout(std::move(shape), 8) {
     const size_t rank = logicalShape.size();
-    int64_t batch = 1;
-    for (size_t d = 0; d + 2 < rank; ++d)
-      batch *= logicalShape[d];
+    const int64_t batch = detail::batchCount(logicalShape);
     paddedKs = (logicalShape[rank - 2] + 7) / 8 * 8;
     nBlocks = (logicalShape[rank - 1] + 31) / 32;
     storageShape = {batch, nBlocks, 32 * paddedKs};
@@ -27,9 +27,7 @@ public:
 
   void locate(const int64_t *index, int64_t *bitOffsets) const override {
     const size_t rank = logicalShape.size();
-    int64_t b = 0;
-    for (size_t d = 0; d + 2 < rank; ++d)
-      b = b * logicalShape[d] + index[d];
+    const int64_t b = detail::batchIndex(logicalShape, index);
     const int64_t ks = index[rank - 2], n = index[rank - 1];
     const int64_t byte = (b * nBlocks + n / 32) * 32 * paddedKs +
                          256 * (ks / 8) + 64 * (ks % 4) + 4 * (n % 16) +
@@ -47,19 +45,12 @@ private:
 
 std::unique_ptr<Layout> makeCDNA4ScaleLayout(std::vector<int64_t> logicalShape,
                                              std::string *error) {
-  auto fail = [&](std::string message) -> std::unique_ptr<Layout> {
-    if (error)
-      *error = std::move(message);
-    return nullptr;
+  auto fail = [&](std::string message) {
+    return detail::refuse(error, std::move(message));
   };
-  const size_t rank = logicalShape.size();
-  if (rank < 2)
-    return fail("CDNA4 MX scale layout needs a tensor of rank >= 2, got rank " +
-                std::to_string(rank));
-  for (int64_t d : logicalShape)
-    if (d < 0)
-      return fail("CDNA4 MX scale layout: negative extent " +
-                  std::to_string(d));
+  if (std::string bad = detail::checkTritonShape(logicalShape, "CDNA4 MX scale layout");
+      !bad.empty())
+    return fail(bad);
   return std::make_unique<CDNA4ScaleLayout>(std::move(logicalShape));
 }
 

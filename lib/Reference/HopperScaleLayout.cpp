@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Reference/TritonLayouts.h"
 
+#include "TritonLayoutSupport.h"
+
 namespace microscale::ref {
 
 namespace {
@@ -31,9 +33,7 @@ public:
 
   void locate(const int64_t *index, int64_t *bitOffsets) const override {
     const size_t rank = logicalShape.size();
-    int64_t b = 0;
-    for (size_t d = 0; d + 2 < rank; ++d)
-      b = b * logicalShape[d] + index[d];
+    const int64_t b = detail::batchIndex(logicalShape, index);
     const int64_t r = index[rank - 2], c = index[rank - 1];
     const int64_t m = mxAxis == -2 ? c : r;
     const int64_t ks = mxAxis == -2 ? r : c;
@@ -57,19 +57,12 @@ private:
 std::unique_ptr<Layout> makeHopperScaleLayout(std::vector<int64_t> logicalShape,
                                               int64_t mxAxis, int numWarps,
                                               std::string *error) {
-  auto fail = [&](std::string message) -> std::unique_ptr<Layout> {
-    if (error)
-      *error = std::move(message);
-    return nullptr;
+  auto fail = [&](std::string message) {
+    return detail::refuse(error, std::move(message));
   };
-  const size_t rank = logicalShape.size();
-  if (rank < 2)
-    return fail("Hopper MX scale layout needs a tensor of rank >= 2, got rank " +
-                std::to_string(rank));
-  for (int64_t d : logicalShape)
-    if (d < 0)
-      return fail("Hopper MX scale layout: negative extent " +
-                  std::to_string(d));
+  if (std::string bad = detail::checkTritonShape(logicalShape, "Hopper MX scale layout");
+      !bad.empty())
+    return fail(bad);
   if (mxAxis != -1 && mxAxis != -2)
     return fail("Hopper MX scale layout: mx_axis must be -1 or -2, got " +
                 std::to_string(mxAxis));

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Reference/TritonLayouts.h"
 
+#include "TritonLayoutSupport.h"
+
 namespace microscale::ref {
 
 namespace {
@@ -43,9 +45,7 @@ public:
 
   void locate(const int64_t *index, int64_t *bitOffsets) const override {
     const size_t rank = logicalShape.size();
-    int64_t b = 0;
-    for (size_t d = 0; d + 2 < rank; ++d)
-      b = b * logicalShape[d] + index[d];
+    const int64_t b = detail::batchIndex(logicalShape, index);
     const int64_t r = index[rank - 2], c = index[rank - 1];
     int64_t m, kb, h;
     if (mxAxis == -2) {
@@ -87,19 +87,12 @@ private:
 std::unique_ptr<Layout> makeHopperValueLayout(std::vector<int64_t> logicalShape,
                                               int64_t mxAxis, int mmaVersion,
                                               std::string *error) {
-  auto fail = [&](std::string message) -> std::unique_ptr<Layout> {
-    if (error)
-      *error = std::move(message);
-    return nullptr;
+  auto fail = [&](std::string message) {
+    return detail::refuse(error, std::move(message));
   };
-  const size_t rank = logicalShape.size();
-  if (rank < 2)
-    return fail("Hopper MX value layout needs a tensor of rank >= 2, got rank " +
-                std::to_string(rank));
-  for (int64_t d : logicalShape)
-    if (d < 0)
-      return fail("Hopper MX value layout: negative extent " +
-                  std::to_string(d));
+  if (std::string bad = detail::checkTritonShape(logicalShape, "Hopper MX value layout");
+      !bad.empty())
+    return fail(bad);
   if (mxAxis != -1 && mxAxis != -2)
     return fail("Hopper MX value layout: mx_axis must be -1 or -2, got " +
                 std::to_string(mxAxis));
@@ -108,12 +101,9 @@ std::unique_ptr<Layout> makeHopperValueLayout(std::vector<int64_t> logicalShape,
                 std::to_string(mmaVersion));
   // The MX axis is packed by this layout; the last axis is packed in the
   // canonical input. Check -2 first, as Triton does for odd K.
-  if (logicalShape[rank - 2] % 2 != 0 && mxAxis == -2)
-    return fail("FP4 packing dimension -2 must have an even size, got " +
-                std::to_string(logicalShape[rank - 2]));
-  if (logicalShape[rank - 1] % 2 != 0)
-    return fail("FP4 packing dimension -1 must have an even size, got " +
-                std::to_string(logicalShape[rank - 1]));
+  if (std::string bad = detail::checkFP4Packing(logicalShape, mxAxis == -2);
+      !bad.empty())
+    return fail(bad);
   return std::make_unique<HopperValueLayout>(std::move(logicalShape), mxAxis,
                                              mmaVersion);
 }

@@ -6,21 +6,9 @@
 // results, every format, strided and Triton layouts, both E8M0 edge choices.
 //
 //===----------------------------------------------------------------------===//
-#include "microscale/Conversion/CPU/Pipeline.h"
-#include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "JitTestSupport.h"
 
 #include "mlir/AsmParser/AsmParser.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "llvm/Support/TargetSelect.h"
 #include "gtest/gtest.h"
 
 #include <cstring>
@@ -42,14 +30,8 @@ class DequantizeJIT : public ::testing::TestWithParam<Case> {};
 
 TEST_P(DequantizeJIT, MatchesTheReferenceBitForBit) {
   const Case &c = GetParam();
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  DialectRegistry registry;
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  MLIRContext context(registry);
-  context.loadDialect<MicroscaleDialect, func::FuncDialect, LLVM::LLVMDialect,
-                      memref::MemRefDialect>();
+  auto contextOwner = ::microscale::testing::makeJitContext();
+  MLIRContext &context = *contextOwner;
   auto qtensor = cast<QTensorType>(parseType(c.type, &context));
   const bool global = qtensor.getFormat().getGlobalScale();
   std::string edges = *c.edges ? std::string(" {e8m0_edges = #microscale.e8m0_edges<") +
@@ -64,13 +46,9 @@ TEST_P(DequantizeJIT, MatchesTheReferenceBitForBit) {
       (global ? ", %g" : "") + " into %o" + edges + " : " + c.type +
       ", memref<?xi8>, memref<?xi8>, memref<?x" + c.outType +
       ">\n  return\n}\n";
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
-  ASSERT_TRUE(module) << text;
-  PassManager pm(&context);
-  buildMicroscaleCPUToLLVMPipeline(pm);
-  ASSERT_TRUE(succeeded(pm.run(*module)));
-  auto engine = ExecutionEngine::create(*module);
-  ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
+  std::string compileError;
+  auto engine = ::microscale::testing::compileForHost(context, text, compileError);
+  ASSERT_TRUE(engine) << compileError;
 
   // Random codes, with the scale edge codes forced into the mix.
   ref::QuantizedTensor tensor;
@@ -116,7 +94,7 @@ TEST_P(DequantizeJIT, MatchesTheReferenceBitForBit) {
                               &outData, &outData, &zero, &outSize, &one};
   if (global)
     args.push_back(&g);
-  llvm::Error error = (*engine)->invokePacked("dequantize", args);
+  llvm::Error error = engine->invokePacked("dequantize", args);
   ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
 
   size_t mismatches = 0;

@@ -7,21 +7,9 @@
 // blocks mixed in.
 //
 //===----------------------------------------------------------------------===//
-#include "microscale/Conversion/CPU/Pipeline.h"
-#include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "JitTestSupport.h"
 
 #include "mlir/AsmParser/AsmParser.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "llvm/Support/TargetSelect.h"
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -105,14 +93,8 @@ std::vector<float> widen(const std::vector<uint8_t> &bytes,
 
 TEST_P(QuantizeJIT, MatchesTheReferenceBitForBit) {
   const Case &c = GetParam();
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  DialectRegistry registry;
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  MLIRContext context(registry);
-  context.loadDialect<MicroscaleDialect, func::FuncDialect, LLVM::LLVMDialect,
-                      memref::MemRefDialect>();
+  auto contextOwner = ::microscale::testing::makeJitContext();
+  MLIRContext &context = *contextOwner;
   auto qtensor = cast<QTensorType>(parseType(c.type, &context));
   const bool global = qtensor.getFormat().getGlobalScale();
   std::string text =
@@ -121,13 +103,9 @@ TEST_P(QuantizeJIT, MatchesTheReferenceBitForBit) {
       ") {\n  microscale.quantize_storage %x" + (global ? ", %g" : "") +
       " into %v, %s : " + c.type + ", memref<?x" + c.inType +
       ">, memref<?xi8>, memref<?xi8>\n  return\n}\n";
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
-  ASSERT_TRUE(module) << text;
-  PassManager pm(&context);
-  buildMicroscaleCPUToLLVMPipeline(pm);
-  ASSERT_TRUE(succeeded(pm.run(*module)));
-  auto engine = ExecutionEngine::create(*module);
-  ASSERT_TRUE(bool(engine)) << llvm::toString(engine.takeError());
+  std::string compileError;
+  auto engine = ::microscale::testing::compileForHost(context, text, compileError);
+  ASSERT_TRUE(engine) << compileError;
 
   ref::MXFormat format = qtensor.getFormat().getReferenceFormat();
   std::vector<int64_t> shape(qtensor.getShape().begin(), qtensor.getShape().end());
@@ -170,7 +148,7 @@ TEST_P(QuantizeJIT, MatchesTheReferenceBitForBit) {
                               &sp, &sp, &zero, &sBytes, &one};
   if (global)
     args.push_back(&g);
-  llvm::Error error = (*engine)->invokePacked("quantize", args);
+  llvm::Error error = engine->invokePacked("quantize", args);
   ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
   size_t badValues = 0, badScales = 0;
   for (size_t i = 0; i < values.size(); ++i)

@@ -211,36 +211,48 @@ LogicalResult ConvertStorageOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// dequantize_storage
+// dequantize_storage / quantize_storage
 //===----------------------------------------------------------------------===//
+
+/// A 1-D buffer holds `count` elements (or its size is dynamic).
+static LogicalResult verifyBufferSize(Operation *op, Value buffer,
+                                      int64_t count, StringRef what,
+                                      StringRef unit) {
+  auto memref = cast<MemRefType>(buffer.getType());
+  if (memref.isDynamicDim(0) || memref.getDimSize(0) == count)
+    return success();
+  return op->emitOpError() << what << " must hold the " << count << " "
+                           << unit << ", got " << Type(memref);
+}
+
+/// The global-scale operand is there exactly when the format has one.
+static LogicalResult verifyGlobalScale(Operation *op, FormatAttr format,
+                                       Value globalScale) {
+  if (format.getGlobalScale() == (globalScale != nullptr))
+    return success();
+  return op->emitOpError() << "format " << Attribute(format)
+                           << (format.getGlobalScale()
+                                   ? " needs its f32 global scale"
+                                   : " has no global scale");
+}
 
 LogicalResult DequantizeStorageOp::verify() {
   QTensorType type = getQTensorType();
-  auto checkBytes = [&](Value buffer, ArrayRef<int64_t> storage,
-                        StringRef what) -> LogicalResult {
-    auto memref = cast<MemRefType>(buffer.getType());
-    int64_t bytes = ShapedType::getNumElements(storage);
-    if (memref.isDynamicDim(0) || memref.getDimSize(0) == bytes)
-      return success();
-    return emitOpError() << what << " must hold the " << bytes
-                         << " storage bytes of its layout, got "
-                         << Type(memref);
-  };
-  if (failed(checkBytes(getValues(), type.getValueStorageShape(), "values")) ||
-      failed(checkBytes(getScales(), type.getScaleStorageShape(), "scales")))
+  Operation *op = *this;
+  if (failed(verifyBufferSize(
+          op, getValues(),
+          ShapedType::getNumElements(type.getValueStorageShape()), "values",
+          "storage bytes of its layout")) ||
+      failed(verifyBufferSize(
+          op, getScales(),
+          ShapedType::getNumElements(type.getScaleStorageShape()), "scales",
+          "storage bytes of its layout")) ||
+      failed(verifyBufferSize(op, getOut(), type.getNumElements(), "out",
+                              "logical elements")) ||
+      failed(verifyGlobalScale(op, type.getFormat(), getGlobalScale())))
     return failure();
-  auto out = cast<MemRefType>(getOut().getType());
-  if (!out.isDynamicDim(0) && out.getDimSize(0) != type.getNumElements())
-    return emitOpError() << "out must hold the " << type.getNumElements()
-                         << " logical elements, got " << Type(out);
-  FormatAttr format = type.getFormat();
-  if (format.getGlobalScale() != (getGlobalScale() != nullptr))
-    return emitOpError() << "format " << Attribute(format)
-                         << (format.getGlobalScale()
-                                 ? " needs its f32 global scale"
-                                 : " has no global scale");
   if (getE8m0Edges() == E8M0Edges::zero_inf &&
-      !isa<Float8E8M0FNUType>(format.getScaleType()))
+      !isa<Float8E8M0FNUType>(type.getFormat().getScaleType()))
     return emitOpError() << "e8m0_edges = zero_inf applies to E8M0 scales";
   return success();
 }
@@ -251,27 +263,17 @@ LogicalResult DequantizeStorageOp::verify() {
 
 LogicalResult QuantizeStorageOp::verify() {
   QTensorType type = getQTensorType();
-  auto checkCount = [&](Value buffer, int64_t count,
-                        StringRef what) -> LogicalResult {
-    auto memref = cast<MemRefType>(buffer.getType());
-    if (memref.isDynamicDim(0) || memref.getDimSize(0) == count)
-      return success();
-    return emitOpError() << what << " must hold " << count
-                         << " elements, got " << Type(memref);
-  };
-  if (failed(checkCount(getInput(), type.getNumElements(), "input")) ||
-      failed(checkCount(getValues(),
-                        ShapedType::getNumElements(type.getValueStorageShape()),
-                        "values")) ||
-      failed(checkCount(getScales(),
-                        ShapedType::getNumElements(type.getScaleStorageShape()),
-                        "scales")))
+  Operation *op = *this;
+  if (failed(verifyBufferSize(op, getInput(), type.getNumElements(), "input",
+                              "logical elements")) ||
+      failed(verifyBufferSize(
+          op, getValues(),
+          ShapedType::getNumElements(type.getValueStorageShape()), "values",
+          "storage bytes of its layout")) ||
+      failed(verifyBufferSize(
+          op, getScales(),
+          ShapedType::getNumElements(type.getScaleStorageShape()), "scales",
+          "storage bytes of its layout")))
     return failure();
-  FormatAttr format = type.getFormat();
-  if (format.getGlobalScale() != (getGlobalScale() != nullptr))
-    return emitOpError() << "format " << Attribute(format)
-                         << (format.getGlobalScale()
-                                 ? " needs its f32 global scale"
-                                 : " has no global scale");
-  return success();
+  return verifyGlobalScale(op, type.getFormat(), getGlobalScale());
 }

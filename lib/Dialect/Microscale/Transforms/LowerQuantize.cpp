@@ -253,15 +253,6 @@ void mlir::microscale::lowerQuantizeStorage(QuantizeStorageOp op) {
   const int64_t scaleBytes =
       ShapedType::getNumElements(type.getScaleStorageShape());
   const bool empty = type.getNumElements() == 0;
-  auto storeUnit = [&](OpBuilder &b, Location l, Value dest, Value unit,
-                       Value unitBits, int64_t unitBytes) {
-    Emitter in(b, l);
-    Value offset = in.mul(unit, unitBytes);
-    for (int64_t k = 0; k < unitBytes; ++k)
-      memref::StoreOp::create(
-          b, l, arith::TruncIOp::create(b, l, b.getI8Type(), in.shr(unitBits, 8 * k)),
-          dest, ValueRange{in.add(offset, k)});
-  };
   scf::ParallelOp::create(
       builder, loc, ValueRange{e.index(0)},
       ValueRange{e.index(scaleBytes / scaleUnitBytes)}, ValueRange{e.index(1)},
@@ -270,7 +261,8 @@ void mlir::microscale::lowerQuantizeStorage(QuantizeStorageOp op) {
             empty ? Emitter(b, l).i32(0)
                   : scaleLayout.emitStoreUnit(b, l, scaleShape, 8, ivs[0],
                                               scaleCodeAt);
-        storeUnit(b, l, op.getScales(), ivs[0], unitBits, scaleUnitBytes);
+        emitStoreUnitBytes(b, l, op.getScales(), ivs[0], unitBits,
+                           scaleUnitBytes);
       });
 
   // 3. The element bytes, through the value layout.
@@ -316,7 +308,8 @@ void mlir::microscale::lowerQuantizeStorage(QuantizeStorageOp op) {
             empty ? Emitter(b, l).i32(0)
                   : valueLayout.emitStoreUnit(b, l, shape, bits, ivs[0],
                                               encodeElement);
-        storeUnit(b, l, op.getValues(), ivs[0], unitBits, valueUnitBytes);
+        emitStoreUnitBytes(b, l, op.getValues(), ivs[0], unitBits,
+                           valueUnitBytes);
       });
   memref::DeallocOp::create(builder, loc, scaleCodes);
   op.erase();

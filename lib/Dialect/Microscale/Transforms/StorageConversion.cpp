@@ -31,9 +31,9 @@ Value StorageConversion::emitUnitBits(OpBuilder &builder, Location loc,
                           });
 }
 
-void StorageConversion::emitUnitStore(OpBuilder &builder, Location loc,
-                                      Value dest, Value unit,
-                                      Value unitBits) const {
+void mlir::microscale::emitStoreUnitBytes(OpBuilder &builder, Location loc,
+                                          Value dest, Value unit,
+                                          Value unitBits, int64_t unitBytes) {
   Emitter e(builder, loc);
   Value offset = e.mul(unit, unitBytes);
   for (int64_t i = 0; i < unitBytes; ++i) {
@@ -42,6 +42,12 @@ void StorageConversion::emitUnitStore(OpBuilder &builder, Location loc,
     memref::StoreOp::create(builder, loc, byte, dest,
                             ValueRange{e.add(offset, i)});
   }
+}
+
+void StorageConversion::emitUnitStore(OpBuilder &builder, Location loc,
+                                      Value dest, Value unit,
+                                      Value unitBits) const {
+  emitStoreUnitBytes(builder, loc, dest, unit, unitBits, unitBytes);
 }
 
 void StorageConversion::emitUnit(OpBuilder &builder, Location loc,

@@ -42,6 +42,11 @@ struct StorageConversion {
 #endif
 
 namespace mlir::microscale {
+/// Stores the low `unitBytes` bytes of the i32 `unitBits`, little-endian, as
+/// destination unit `unit` of the 1-D i8 memref `dest`.
+void emitStoreUnitBytes(OpBuilder &builder, Location loc, Value dest,
+                        Value unit, Value unitBits, int64_t unitBytes);
+
 /// Replaces a quantize_storage with the loops that compute it (block scales
 /// into a temporary of one byte per block, then the scale bytes and the
 /// element bytes through their layouts). Defined in LowerQuantize.cpp.

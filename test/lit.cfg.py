@@ -51,6 +51,8 @@ ptxas = shutil.which("ptxas") or (
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+    config.substitutions.append(
+        ("%cuda_toolkit", os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))))
 
 # mlir-runner and its support libraries, for the CPU execution tests.
 config.substitutions.append(("%mlir_runner",

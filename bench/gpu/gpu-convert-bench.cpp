@@ -127,7 +127,8 @@ int main(int argc, char **argv) {
     }
 
     auto loadStart = std::chrono::steady_clock::now();
-    cuda::Module module = driver.loadPTX(readFile(dir + "/" + f[1]));
+    // PTX text or a cubin: the driver takes either.
+    cuda::Module module = driver.loadModule(readFile(dir + "/" + f[1]));
     cuda::Function kernel = driver.getFunction(module, f[2]);
     cuda::DevicePtr src = driver.allocate(srcBytes), dst = driver.allocate(dstBytes);
     cuda::DevicePtr copyDst = driver.allocate(dstBytes);

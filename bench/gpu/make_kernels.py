@@ -133,6 +133,9 @@ def main():
     parser.add_argument("mx_opt")
     parser.add_argument("out_dir")
     parser.add_argument("--chip", default="sm_90a")
+    parser.add_argument("--format", default="isa", choices=["isa", "bin"],
+                        help="PTX text (the driver compiles it at load) or "
+                             "cubin (ptxas at build time)")
     parser.add_argument("--all-pairs", action="store_true",
                         help="every pair of layouts instead of the benchmark set")
     args = parser.parse_args()
@@ -149,7 +152,8 @@ def main():
         lowered = subprocess.run(
             [args.mx_opt, mlir, "--pass-pipeline=builtin.module("
              "microscale-convert-storage-to-gpu{units-per-thread=%d traversal=%s},"
-             "microscale-gpu-to-ptx{chip=%s})" % (per_thread, traversal, args.chip)],
+             "microscale-gpu-to-ptx{chip=%s format=%s})"
+             % (per_thread, traversal, args.chip, args.format)],
             check=True, capture_output=True, text=True).stdout
         with open(os.path.join(args.out_dir, name + ".lowered.mlir"), "w") as f:
             f.write(lowered)
@@ -160,10 +164,11 @@ def main():
         blocks = grid.group(1) if grid else "0"
         extract.main.__globals__["sys"].argv = ["", os.path.join(args.out_dir, name + ".lowered.mlir"), args.out_dir]
         extract.main()
-        os.replace(os.path.join(args.out_dir, "microscale_kernels.ptx"),
-                   os.path.join(args.out_dir, name + ".ptx"))
+        suffix = ".ptx" if args.format == "isa" else ".cubin"
+        os.replace(os.path.join(args.out_dir, "microscale_kernels" + suffix),
+                   os.path.join(args.out_dir, name + suffix))
         os.remove(os.path.join(args.out_dir, name + ".lowered.mlir"))
-        manifest.append("|".join([name, name + ".ptx", "convert_storage_0",
+        manifest.append("|".join([name, name + suffix, "convert_storage_0",
                                   "4" if part == "values" else "8",
                                   ",".join(map(str, shape)), src, dst,
                                   "1" if check else "0", str(per_thread),

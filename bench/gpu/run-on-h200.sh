@@ -9,3 +9,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 g++ -O2 -std=c++17 -Iinclude bench/gpu/gpu-convert-bench.cpp lib/Reference/*.cpp \
   lib/Runtime/CUDA/CudaDriver.cpp -ldl -o /tmp/gpu-convert-bench
 /tmp/gpu-convert-bench bench/gpu/kernels | tee "${OUT:-/tmp}/gpu-convert-bench.txt"
+# The same kernels as cubins (when bench/gpu/kernels-bin was generated with
+# --format bin): only the first call's latency should change.
+if [ -d bench/gpu/kernels-bin ]; then
+  /tmp/gpu-convert-bench bench/gpu/kernels-bin | tee "${OUT:-/tmp}/gpu-convert-bench-cubin.txt"
+fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the PTX of every gpu.binary in an MLIR file (from
-`mx-opt --microscale-gpu-to-ptx`) to OUT_DIR/<binary name>.ptx.
+"""Writes the kernels of every gpu.binary in an MLIR file (from
+`mx-opt --microscale-gpu-to-ptx`) to OUT_DIR: <binary name>.ptx for
+format=isa (PTX text), <binary name>.cubin for format=bin.
 
   extract-ptx.py INPUT.mlir OUT_DIR
 """
@@ -10,24 +11,25 @@ import sys
 
 
 def unescape(text):
-    # MLIR prints non-printable bytes of string attributes as \XX (hex).
+    """MLIR prints string attributes with non-printable bytes as \\XX (hex)
+    and a backslash as two backslashes."""
     out = bytearray()
-    i = 0
     raw = text.encode()
+    i = 0
     while i < len(raw):
-        if raw[i] == ord("\\") and i + 2 < len(raw) + 1:
+        if raw[i] == ord("\\"):
             pair = raw[i + 1 : i + 3].decode(errors="replace")
             if re.fullmatch(r"[0-9A-Fa-f]{2}", pair):
                 out.append(int(pair, 16))
                 i += 3
                 continue
-            if raw[i + 1] in (ord("\\"), ord('"')):
+            if i + 1 < len(raw) and raw[i + 1] in (ord("\\"), ord('"')):
                 out.append(raw[i + 1])
                 i += 2
                 continue
         out.append(raw[i])
         i += 1
-    return out.decode()
+    return bytes(out)
 
 
 def main():
@@ -36,14 +38,15 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     found = 0
     for match in re.finditer(
-        r'gpu\.binary @(\w+)\s.*?assembly = "((?:[^"\\]|\\.)*)"', text, re.S
+        r'gpu\.binary @(\w+)\s.*?(assembly|bin) = "((?:[^"\\]|\\.)*)"', text, re.S
     ):
-        name, assembly = match.group(1), unescape(match.group(2))
-        with open(os.path.join(out_dir, name + ".ptx"), "w") as f:
-            f.write(assembly)
+        name, kind, payload = match.group(1), match.group(2), unescape(match.group(3))
+        suffix = ".ptx" if kind == "assembly" else ".cubin"
+        with open(os.path.join(out_dir, name + suffix), "wb") as f:
+            f.write(payload)
         found += 1
     if not found:
-        sys.exit("extract-ptx.py: no gpu.binary with an assembly in " + source)
+        sys.exit("extract-ptx.py: no gpu.binary with an assembly or bin in " + source)
 
 
 if __name__ == "__main__":

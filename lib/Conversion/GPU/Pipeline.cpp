@@ -35,7 +35,8 @@ void mlir::microscale::buildMicroscaleGPUToPTXPipeline(
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   kernels.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = "isa";
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = options.toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
@@ -47,6 +48,14 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                                llvm::cl::desc("PTX features (default: the "
                                               "PTX version the chip needs)"),
                                llvm::cl::init("")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("isa: PTX text; bin: a cubin assembled by ptxas"),
+      llvm::cl::init("isa")};
+  Option<std::string> toolkit{*this, "toolkit",
+                              llvm::cl::desc("CUDA toolkit with ptxas, for "
+                                             "format=bin"),
+                              llvm::cl::init("")};
 };
 } // namespace
 
@@ -59,6 +68,8 @@ void mlir::microscale::registerMicroscaleGPUPipelines() {
         NVVMPipelineOptions nvvm;
         nvvm.chip = options.chip;
         nvvm.features = options.features;
+        nvvm.format = options.format;
+        nvvm.toolkit = options.toolkit;
         buildMicroscaleGPUToPTXPipeline(pm, nvvm);
       });
 }

@@ -102,10 +102,10 @@ bool Driver::check(int result, const char *call) {
   return false;
 }
 
-Module Driver::loadPTX(const std::string &ptx) {
+Module Driver::loadModule(const std::string &image) {
   Module module = nullptr;
   if (ok())
-    check(api->cuModuleLoadData(&module, ptx.c_str()), "cuModuleLoadData");
+    check(api->cuModuleLoadData(&module, image.data()), "cuModuleLoadData");
   return module;
 }
 

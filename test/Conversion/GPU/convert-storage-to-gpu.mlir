@@ -45,3 +45,4 @@ func.func @convert(%v: memref<4096xi8>, %hv: memref<16384xi8>, %s: memref<256xi8
   microscale.convert_storage scales %hs, %s : !hopper -> !canon, memref<512xi8>, memref<256xi8>
   return
 }
+

@@ -23,6 +23,12 @@ struct NVVMPipelineOptions {
   /// Empty: the PTX version the chip needs (+ptx80 up to sm_90a, +ptx86 for
   /// sm_100a and newer).
   std::string features = "";
+  /// "isa" (PTX text, JIT-compiled by the driver at load) or "bin" (a cubin
+  /// assembled by ptxas at compile time: no JIT at load).
+  std::string format = "isa";
+  /// Where to find ptxas for format "bin" (default: the CUDA toolkit that
+  /// MLIR finds, e.g. /usr/local/cuda).
+  std::string toolkit = "";
 };
 
 /// The lowest PTX version (e.g. 86 for 8.6) that `chip` needs, or 0 if the

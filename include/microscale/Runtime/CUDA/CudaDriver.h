@@ -37,7 +37,8 @@ public:
   bool ok() const { return error.empty(); }
   const std::string &getError() const { return error; }
 
-  Module loadPTX(const std::string &ptx);
+  /// Loads a module from PTX text or a cubin image.
+  Module loadModule(const std::string &image);
   Function getFunction(Module module, const std::string &name);
   void unloadModule(Module module);
   DevicePtr allocate(size_t bytes);

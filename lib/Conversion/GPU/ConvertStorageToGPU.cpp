@@ -4,6 +4,7 @@
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
 #include "microscale/Dialect/Microscale/Transforms/StorageConversion.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 namespace mlir::microscale {
 #define GEN_PASS_DEF_MICROSCALECONVERTSTORAGETOGPU
@@ -174,6 +175,208 @@ static LogicalResult outline(ConvertStorageOp op, gpu::GPUModuleOp kernels,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// dequantize_storage from the Hopper layouts: seed 000's PTX sequence
+//===----------------------------------------------------------------------===//
+
+/// The decode of one Hopper value word into four bf16x2 registers (slot s:
+/// low half the even MX element, high half the odd one), each times 2^126
+/// and its scale: slots 0 and 2 hold non-MX index m, slots 1 and 3 m + 8.
+/// Slots 0-2 need one mask after a shift (the layout aligns their sign and
+/// exponent-mantissa bits with bf16's); slot 3 is gathered from three
+/// places. The masked lanes are the FP4 value times 2^-126; one
+/// mul.rn.bf16x2 by 0x7E807E80 (2^126 in both lanes) restores them exactly.
+static constexpr const char *kHopperDecodePTX =
+    "{\n"
+    ".reg .b32 t0, t1, bias;\n"
+    "mov.b32 bias, 0x7E807E80;\n"
+    "and.b32 $0, $4, 0x81C081C0;\n"
+    "shl.b32 t0, $4, 3;\n"
+    "and.b32 $1, t0, 0x81C081C0;\n"
+    "shl.b32 t0, $4, 6;\n"
+    "and.b32 $2, t0, 0x81C081C0;\n"
+    "shl.b32 t0, $4, 1;\n"
+    "and.b32 t0, t0, 0x80008000;\n"
+    "shr.b32 t1, $4, 3;\n"
+    "and.b32 t1, t1, 0x01800180;\n"
+    "or.b32 t0, t0, t1;\n"
+    "shr.b32 t1, $4, 7;\n"
+    "and.b32 t1, t1, 0x00400040;\n"
+    "or.b32 $3, t0, t1;\n"
+    "mul.rn.bf16x2 $0, $0, bias;\n"
+    "mul.rn.bf16x2 $1, $1, bias;\n"
+    "mul.rn.bf16x2 $2, $2, bias;\n"
+    "mul.rn.bf16x2 $3, $3, bias;\n"
+    "mul.rn.bf16x2 $0, $0, $5;\n"
+    "mul.rn.bf16x2 $1, $1, $6;\n"
+    "mul.rn.bf16x2 $2, $2, $5;\n"
+    "mul.rn.bf16x2 $3, $3, $6;\n"
+    "}";
+
+/// Whether `op` has the operands the Hopper kernel handles.
+static LogicalResult checkHopperDequantize(DequantizeStorageOp op) {
+  QTensorType type = op.getQTensorType();
+  auto values = dyn_cast<HopperValueAttr>(type.getValueLayout());
+  auto scales = dyn_cast<HopperScaleAttr>(type.getScaleLayout());
+  auto outType = cast<MemRefType>(op.getOut().getType()).getElementType();
+  if (!values || values.getMmaVersion() != 3 || !scales ||
+      scales.getMxAxis() != values.getMxAxis() ||
+      type.getFormat().getShortName() != "mxfp4" || !outType.isBF16() ||
+      op.getE8m0Edges() != E8M0Edges::ocp)
+    return op.emitOpError()
+           << "on the GPU, dequantize_storage is lowered for mxfp4 in "
+              "#microscale.hopper_value<mma_version = 3> with "
+              "#microscale.hopper_scale of the same mx_axis, bf16 results "
+              "and OCP E8M0 edges; got "
+           << Type(type) << " to " << outType;
+  return success();
+}
+
+static LogicalResult outlineHopperDequantize(DequantizeStorageOp op,
+                                             gpu::GPUModuleOp kernels,
+                                             int64_t blockSize,
+                                             unsigned index) {
+  if (failed(checkHopperDequantize(op)))
+    return failure();
+  QTensorType type = op.getQTensorType();
+  auto values = cast<HopperValueAttr>(type.getValueLayout());
+  auto scales = cast<HopperScaleAttr>(type.getScaleLayout());
+  MLIRContext *context = op.getContext();
+  Location loc = op.getLoc();
+  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<int64_t> scaleShape = type.getScaleShape();
+  SmallVector<int64_t> storage = type.getValueStorageShape();
+  const int64_t rank = shape.size();
+  const int64_t mxAxis = values.getMxAxis();
+  const int64_t paddedM = 4 * storage[rank - 2], paddedKB = storage.back() / 4;
+  const int64_t extentM = mxAxis == -2 ? shape[rank - 1] : shape[rank - 2];
+  const int64_t extentKB = (mxAxis == -2 ? shape[rank - 2] : shape[rank - 1]) / 2;
+  const int64_t words = ShapedType::getNumElements(storage) / 4;
+  const int64_t scaleBytes =
+      ShapedType::getNumElements(type.getScaleStorageShape());
+  Type i32 = IntegerType::get(context, 32);
+  auto wordsType = MemRefType::get({words}, i32);
+  auto scalesType = MemRefType::get({scaleBytes}, IntegerType::get(context, 8));
+  auto outType = MemRefType::get({type.getNumElements()},
+                                 BFloat16Type::get(context));
+
+  OpBuilder builder = OpBuilder::atBlockEnd(kernels.getBody());
+  std::string name = ("dequantize_hopper_" + Twine(index)).str();
+  auto function = gpu::GPUFuncOp::create(
+      builder, loc, name,
+      builder.getFunctionType({wordsType, scalesType, outType}, {}));
+  function->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                    builder.getUnitAttr());
+  for (unsigned arg = 0; arg < 3; ++arg) {
+    function.setArgAttr(arg, "llvm.noalias", builder.getUnitAttr());
+    function.setArgAttr(arg, "llvm.align", builder.getI64IntegerAttr(16));
+  }
+  Block &entry = function.getBody().front();
+  builder.setInsertionPointToStart(&entry);
+  Emitter e(builder, loc);
+  Value unit = e.add(
+      e.mul(gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x),
+            gpu::BlockDimOp::create(builder, loc, gpu::Dimension::x)),
+      gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x));
+  auto inRange = scf::IfOp::create(builder, loc, e.lt(unit, words),
+                                   /*withElse=*/false);
+  builder.setInsertionPointToStart(&inRange.getThenRegion().front());
+  HopperWordElements word = emitHopperWordElements(
+      e, 3, paddedM, paddedKB, extentM, extentKB, unit);
+  Value bits = memref::LoadOp::create(builder, loc, entry.getArgument(0),
+                                      ValueRange{unit});
+  // The two scales of the word (m and m + 8; one K block), as bf16x2 with
+  // the code in both exponent fields. OCP edges: code 0 is 2^-127, the bf16
+  // subnormal 0x0040; code 255 makes the whole pair NaN (below).
+  Value scaleIndexK = e.div(word.kb[0], 16);
+  auto scaleCode = [&](Value m) {
+    SmallVector<Value> index = makeIndex(
+        e, scaleShape, word.batch, mxAxis == -2 ? scaleIndexK : m,
+        mxAxis == -2 ? m : scaleIndexK);
+    Value valid = word.valid[0];
+    for (Value &v : index)
+      v = e.select(valid, v, e.index(0));
+    return scales.emitLoadElement(builder, loc, entry.getArgument(1),
+                                  scaleShape, 8, index);
+  };
+  auto scalePair = [&](Value code) {
+    Value lane = e.select(
+        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, code,
+                              e.i32(0)),
+        e.i32(0x0040), e.shl(code, 7));
+    return e.bor(lane, e.shl(lane, 16));
+  };
+  Value evenCode = scaleCode(word.m[0]), oddCode = scaleCode(word.m[1]);
+  auto structType = LLVM::LLVMStructType::getLiteral(context, {i32, i32, i32, i32});
+  auto asmOp = LLVM::InlineAsmOp::create(
+      builder, loc, structType,
+      ValueRange{bits, scalePair(evenCode), scalePair(oddCode)},
+      kHopperDecodePTX, "=r,=r,=r,=r,r,r,r", /*has_side_effects=*/false,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  Value out = entry.getArgument(2);
+  for (int64_t slot = 0; slot < 4; ++slot) {
+    Value pair = LLVM::ExtractValueOp::create(builder, loc, asmOp.getResult(0),
+                                              ArrayRef<int64_t>{slot});
+    Value code = slot % 2 == 0 ? evenCode : oddCode;
+    Value isNaN = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                        code, e.i32(0xFF));
+    pair = e.select(isNaN, e.i32(0x7FC07FC0), pair);
+    auto store = scf::IfOp::create(builder, loc, word.valid[slot],
+                                   /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&store.getThenRegion().front());
+    for (int64_t h = 0; h < 2; ++h) {
+      Value mx = e.add(e.mul(word.kb[slot], 2), h);
+      Value r = mxAxis == -2 ? mx : word.m[slot];
+      Value c = mxAxis == -2 ? word.m[slot] : mx;
+      Value linear = e.add(
+          e.mul(e.add(e.mul(word.batch, shape[rank - 2]), r), shape[rank - 1]),
+          c);
+      Value lane = arith::TruncIOp::create(builder, loc, builder.getI16Type(),
+                                           e.shr(pair, 16 * h));
+      Value value = arith::BitcastOp::create(
+          builder, loc, BFloat16Type::get(context), lane);
+      memref::StoreOp::create(builder, loc, value, out, ValueRange{linear});
+    }
+  }
+  builder.setInsertionPointAfter(inRange);
+  gpu::ReturnOp::create(builder, loc);
+
+  // The launch: one thread per Hopper word.
+  builder.setInsertionPoint(op);
+  Emitter host(builder, loc);
+  auto viewAs = [&](Value buffer, MemRefType asType) -> Value {
+    auto from = cast<MemRefType>(buffer.getType());
+    if (from.getElementType() == asType.getElementType())
+      return buffer.getType() == asType
+                 ? buffer
+                 : memref::CastOp::create(builder, loc, asType, buffer)
+                       .getResult();
+    // The value bytes as 32-bit words: same memory, 4-byte aligned.
+    Value flat = from.hasStaticShape()
+                     ? buffer
+                     : memref::CastOp::create(
+                           builder, loc,
+                           MemRefType::get({words * 4}, from.getElementType()),
+                           buffer)
+                           .getResult();
+    return memref::ViewOp::create(builder, loc, asType, flat, host.index(0),
+                                  ValueRange());
+  };
+  Value one = host.index(1);
+  gpu::LaunchFuncOp::create(
+      builder, loc, function,
+      gpu::KernelDim3{host.index((words + blockSize - 1) / blockSize), one, one},
+      gpu::KernelDim3{host.index(blockSize), one, one}, Value(),
+      ValueRange{viewAs(op.getValues(), wordsType),
+                 viewAs(op.getScales(), scalesType),
+                 viewAs(op.getOut(), outType)});
+  op.erase();
+  return success();
+}
+
 namespace {
 struct ConvertStorageToGPUPass
     : public mlir::microscale::impl::MicroscaleConvertStorageToGPUBase<
@@ -202,11 +405,16 @@ struct ConvertStorageToGPUPass
       return signalPassFailure();
     }
     SmallVector<ConvertStorageOp> ops;
-    getOperation()->walk([&](ConvertStorageOp op) {
-      if (!op->getParentOfType<gpu::GPUModuleOp>())
-        ops.push_back(op);
+    SmallVector<DequantizeStorageOp> dequantizes;
+    getOperation()->walk([&](Operation *op) {
+      if (op->getParentOfType<gpu::GPUModuleOp>())
+        return;
+      if (auto convert = dyn_cast<ConvertStorageOp>(op))
+        ops.push_back(convert);
+      else if (auto dequantize = dyn_cast<DequantizeStorageOp>(op))
+        dequantizes.push_back(dequantize);
     });
-    if (ops.empty())
+    if (ops.empty() && dequantizes.empty())
       return;
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(getOperation());
     unsigned index = 0;
@@ -215,6 +423,9 @@ struct ConvertStorageToGPUPass
                          traversal == "column-major" &&
                              op.getUnitRange().empty(),
                          index++)))
+        return signalPassFailure();
+    for (DequantizeStorageOp op : dequantizes)
+      if (failed(outlineHopperDequantize(op, kernels, blockSize, index++)))
         return signalPassFailure();
   }
 };

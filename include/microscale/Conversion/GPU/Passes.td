@@ -18,6 +18,7 @@ def MicroscaleConvertStorageToGPU
     are addressed correctly. The module becomes a `gpu.container_module`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];

@@ -119,21 +119,20 @@ static Value compressNibble(Emitter &e, Value x, int64_t slot) {
   }
 }
 
-Value HopperValueAttr::emitStoreUnit(OpBuilder &builder, Location loc,
-                                     ArrayRef<int64_t> shape, unsigned,
-                                     Value unit, LoadFn loadElement) const {
-  HopperValueGeometry g(*this, shape);
-  Emitter e(builder, loc);
-  Value wordInRow = e.rem(unit, g.paddedKB);
-  Value rowLinear = e.div(unit, g.paddedKB);
-  Value row = e.rem(rowLinear, g.paddedM / 4);
-  Value batch = e.div(rowLinear, g.paddedM / 4);
-  Value word = e.i32(0);
+HopperWordElements mlir::microscale::codegen::emitHopperWordElements(
+    Emitter &e, int64_t mma, int64_t paddedM, int64_t paddedKB,
+    int64_t extentM, int64_t extentKB, Value unit) {
+  HopperWordElements word;
+  Value wordInRow = e.rem(unit, paddedKB);
+  Value rowLinear = e.div(unit, paddedKB);
+  Value row = e.rem(rowLinear, paddedM / 4);
+  word.batch = e.div(rowLinear, paddedM / 4);
   for (int64_t slot = 0; slot < 4; ++slot) {
+    // Step A, inverted (docs: layouts.md section 3).
     Value col = e.add(e.mul(wordInRow, 4), slot);
     Value s0 = e.rem(e.div(col, 64), 2);
     Value w0, kb;
-    if (g.mma == 3) {
+    if (mma == 3) {
       w0 = e.rem(col, 2);
       kb = e.add(e.add(e.mul(e.div(col, 128), 32),
                        e.mul(e.rem(e.div(col, 4), 4), 8)),
@@ -145,15 +144,30 @@ Value HopperValueAttr::emitStoreUnit(OpBuilder &builder, Location loc,
                        e.mul(e.rem(e.div(col, 8), 2), 16)),
                  e.add(e.mul(e.rem(e.div(col, 16), 4), 4), e.rem(col, 4)));
     }
-    Value m = e.add(e.add(e.mul(e.div(row, 4), 16), e.mul(w0, 8)),
-                    e.add(e.mul(e.rem(row, 4), 2), s0));
-    Value valid = e.andI1(e.lt(m, g.m), e.lt(kb, g.kb));
+    word.m[slot] = e.add(e.add(e.mul(e.div(row, 4), 16), e.mul(w0, 8)),
+                         e.add(e.mul(e.rem(row, 4), 2), s0));
+    word.kb[slot] = kb;
+    word.valid[slot] = e.andI1(e.lt(word.m[slot], extentM), e.lt(kb, extentKB));
+  }
+  return word;
+}
+
+Value HopperValueAttr::emitStoreUnit(OpBuilder &builder, Location loc,
+                                     ArrayRef<int64_t> shape, unsigned,
+                                     Value unit, LoadFn loadElement) const {
+  HopperValueGeometry g(*this, shape);
+  Emitter e(builder, loc);
+  HopperWordElements elements = emitHopperWordElements(
+      e, g.mma, g.paddedM, g.paddedKB, g.m, g.kb, unit);
+  Value word = e.i32(0);
+  for (int64_t slot = 0; slot < 4; ++slot) {
     for (int64_t h = 0; h < 2; ++h) {
-      Value mx = e.add(e.mul(kb, 2), h);
+      Value mx = e.add(e.mul(elements.kb[slot], 2), h);
+      Value m = elements.m[slot];
       SmallVector<Value> index =
-          g.mxAxis == -2 ? makeIndex(e, shape, batch, mx, m)
-                         : makeIndex(e, shape, batch, m, mx);
-      Value code = loadIfValid(e, valid, index, loadElement);
+          g.mxAxis == -2 ? makeIndex(e, shape, elements.batch, mx, m)
+                         : makeIndex(e, shape, elements.batch, m, mx);
+      Value code = loadIfValid(e, elements.valid[slot], index, loadElement);
       word = e.bor(word, e.shl(compressNibble(e, code, slot), 16 * h));
     }
   }

@@ -71,6 +71,19 @@ Value loadIfValid(
     Emitter &e, Value valid, SmallVector<Value> index,
     function_ref<Value(OpBuilder &, Location, ValueRange)> loadElement);
 
+/// The elements of one 4-byte word of a Hopper value layout (mma_version 3
+/// or 2): for each byte slot, the non-MX index m, the packed MX index kb
+/// (its two nibbles are MX indices 2kb and 2kb+1) and whether they are inside
+/// the tensor (not padding); plus the word's batch.
+struct HopperWordElements {
+  Value batch;
+  Value m[4], kb[4], valid[4];
+};
+HopperWordElements emitHopperWordElements(Emitter &e, int64_t mmaVersion,
+                                          int64_t paddedM, int64_t paddedKB,
+                                          int64_t extentM, int64_t extentKB,
+                                          Value word);
+
 } // namespace mlir::microscale::codegen
 
 #endif

@@ -1,0 +1,160 @@
+//===- dequant-bench.cpp - The generated Hopper dequantization on the GPU -===//
+//
+// Runs the dequantization kernels that make_dequant_kernels.sh generated
+// (mxfp4 in Triton's Hopper value + scale layouts -> bf16, through seed 000's
+// PTX decode) on the GPU, through the MLIR-free CUDA runtime:
+//  * exhaustive check: a [512, 1024] weight whose 65536 Hopper words hold
+//    every 16-bit pattern in each half, with every E8M0 scale code, against
+//    the C++ reference (OCP edges) bit for bit;
+//  * timing on the [16, 4096, 4096] weight against the floor: bytes read +
+//    written at the device-to-device copy bandwidth of the same run.
+//
+//   g++ -O2 -std=c++17 -Iinclude bench/gpu/dequant-bench.cpp lib/Reference/*.cpp
+//       lib/Runtime/CUDA/CudaDriver.cpp -ldl -o dequant-bench
+//   ./dequant-bench bench/gpu/kernels-dq
+//
+//===----------------------------------------------------------------------===//
+#include "microscale/Reference/MXFormat.h"
+#include "microscale/Reference/TritonLayouts.h"
+#include "microscale/Runtime/CUDA/CudaDriver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace microscale;
+
+static std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
+struct Case {
+  int64_t batch, k, n;
+};
+
+int main(int argc, char **argv) {
+  const std::string dir = argc > 1 ? argv[1] : "bench/gpu/kernels-dq";
+  cuda::Driver driver;
+  if (!driver.ok()) {
+    std::printf("SKIP: %s\n", driver.getError().c_str());
+    return 0;
+  }
+  int failures = 0;
+  for (const char *name : {"exhaustive", "weight"}) {
+    const bool exhaustive = std::string(name) == "exhaustive";
+    const Case c = exhaustive ? Case{1, 512, 1024} : Case{16, 4096, 4096};
+    std::vector<int64_t> shape = {c.batch, c.k, c.n};
+    std::vector<int64_t> scaleShape = {c.batch, c.k / 32, c.n};
+    std::string error;
+    auto valueLayout = ref::makeHopperValueLayout(shape, -2, 3, &error);
+    auto scaleLayout = ref::makeHopperScaleLayout(scaleShape, -2, 8, &error);
+    if (!valueLayout || !scaleLayout) {
+      std::printf("%s\n", error.c_str());
+      return 1;
+    }
+    const size_t valueBytes = valueLayout->getStorageBytes();
+    const size_t scaleBytes = scaleLayout->getStorageBytes();
+    const size_t outElements = c.batch * c.k * c.n;
+    std::vector<uint8_t> values(valueBytes), scales(scaleBytes);
+    if (exhaustive) {
+      // Word i: low half i, high half an odd multiple of i, xored: every
+      // 16-bit pattern appears in each half. Every scale code appears.
+      for (size_t i = 0; i < valueBytes / 4; ++i) {
+        uint32_t high = ((static_cast<uint32_t>(i) * 0x9E37u) ^ 0x5A5Au) & 0xFFFFu;
+        uint32_t word = static_cast<uint32_t>(i & 0xFFFF) | high << 16;
+        std::memcpy(&values[4 * i], &word, 4);
+      }
+      for (size_t i = 0; i < scaleBytes; ++i)
+        scales[i] = static_cast<uint8_t>(i * 7);
+    } else {
+      std::mt19937 rng(3);
+      for (auto &b : values)
+        b = static_cast<uint8_t>(rng());
+      for (auto &b : scales)
+        b = static_cast<uint8_t>(110 + rng() % 30);
+    }
+    cuda::Module module = driver.loadModule(readFile(dir + "/" + name + ".cubin"));
+    cuda::Function kernel = driver.getFunction(module, "dequantize_hopper_0");
+    cuda::DevicePtr dv = driver.allocate(valueBytes), ds = driver.allocate(scaleBytes);
+    cuda::DevicePtr dout = driver.allocate(outElements * 2);
+    cuda::DevicePtr copyA = driver.allocate(outElements * 2), copyB = driver.allocate(outElements * 2);
+    driver.copyToDevice(dv, values.data(), valueBytes);
+    driver.copyToDevice(ds, scales.data(), scaleBytes);
+    driver.memset(dout, 0xA5, outElements * 2); // poison
+    std::vector<void *> args = {&dv, &ds, &dout};
+    const unsigned block = 256;
+    const unsigned grid = static_cast<unsigned>((valueBytes / 4 + block - 1) / block);
+    driver.launch(kernel, grid, block, args, nullptr);
+    driver.synchronize();
+    if (exhaustive) {
+      // The reference: unpack the codes through the layouts, dequantize.
+      ref::QuantizedTensor tensor;
+      tensor.format = ref::MXFormat::mxfp4();
+      tensor.shape = shape;
+      tensor.axis = 1;
+      tensor.scaleShape = scaleShape;
+      tensor.elements.resize(outElements);
+      tensor.scales.resize(c.batch * (c.k / 32) * c.n);
+      valueLayout->load(values.data(), tensor.elements.data());
+      scaleLayout->load(scales.data(), tensor.scales.data());
+      std::vector<float> expected = ref::dequantize(tensor, ref::E8M0Edges::OCP);
+      std::vector<uint16_t> actual(outElements);
+      driver.copyToHost(actual.data(), dout, outElements * 2);
+      size_t bad = 0, nan = 0;
+      for (size_t i = 0; i < outElements; ++i) {
+        uint16_t want = ref::toBF16Bits(expected[i]);
+        nan += std::isnan(expected[i]);
+        if (actual[i] != want && bad++ < 5)
+          std::printf("mismatch at %zu: got 0x%04x, want 0x%04x (%g), code %u scale %u\n",
+                      i, actual[i], want, expected[i], tensor.elements[i],
+                      tensor.scales[(i / c.n / 32) * c.n + i % c.n]);
+      }
+      std::printf("exhaustive: %zu elements (65536 patterns per word half, all 256 "
+                  "scale codes, %zu NaN), %zu mismatches\n",
+                  outElements, nan, bad);
+      failures += bad != 0;
+    }
+    auto median = [&](auto fn) {
+      std::vector<float> times;
+      for (int i = 0; i < 5; ++i)
+        fn();
+      cuda::Event a = driver.createEvent(), b = driver.createEvent();
+      for (int i = 0; i < 30; ++i) {
+        driver.record(a, nullptr);
+        fn();
+        driver.record(b, nullptr);
+        times.push_back(driver.elapsedMs(a, b));
+      }
+      driver.destroyEvent(a);
+      driver.destroyEvent(b);
+      std::sort(times.begin(), times.end());
+      return times[times.size() / 2];
+    };
+    float ours = median([&] { driver.launch(kernel, grid, block, args, nullptr); });
+    const size_t copyBytes = outElements * 2;
+    float copy = median([&] { driver.copyOnDevice(copyB, copyA, copyBytes, nullptr); });
+    // Copy bandwidth counts read + write.
+    double bandwidth = 2.0 * copyBytes / (copy * 1e-3);
+    double moved = valueBytes + scaleBytes + outElements * 2.0;
+    double floorMs = moved / bandwidth * 1e3;
+    std::printf("%s [%lld, %lld, %lld]: dequantize %.4f ms, floor %.4f ms "
+                "(%.1f MiB read + written at the copy's %.2f TB/s), ours/floor %.2f\n",
+                name, (long long)c.batch, (long long)c.k, (long long)c.n, ours,
+                floorMs, moved / 1048576.0, bandwidth / 1e12, ours / floorMs);
+    for (cuda::DevicePtr p : {dv, ds, dout, copyA, copyB})
+      driver.free(p);
+    driver.unloadModule(module);
+    if (!driver.ok()) {
+      std::printf("CUDA error: %s\n", driver.getError().c_str());
+      return 1;
+    }
+  }
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Generates the Hopper dequantization kernels of the dequantization
+# benchmark with our compiler: an exhaustive-check shape (every 16-bit
+# pattern in both halves of a word, every E8M0 code) and the [16, 4096,
+# 4096] weight, as cubins (ptxas here) for loading and disassembly there.
+#   bench/gpu/make_dequant_kernels.sh MX_OPT OUT_DIR
+set -euo pipefail
+mx_opt="$1" out="$2"
+here="$(cd "$(dirname "$0")" && pwd)"
+mkdir -p "$out"
+emit() { # name K N batch
+  local name=$1 k=$2 n=$3 e=$4
+  local shape="${e}x${k}x${n}" type
+  type="!microscale.qtensor<${shape}, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>"
+  cat > "$out/$name.mlir" <<MLIR
+func.func @dq(%v: memref<?xi8>, %s: memref<?xi8>, %o: memref<?xbf16>) {
+  microscale.dequantize_storage %v, %s into %o : $type, memref<?xi8>, memref<?xi8>, memref<?xbf16>
+  return
+}
+MLIR
+  "$mx_opt" "$out/$name.mlir" --microscale-gpu-to-ptx="format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
+  "$mx_opt" "$out/$name.mlir" --microscale-gpu-to-ptx > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  rm "$out/$name.lowered.mlir"
+}
+emit exhaustive 512 1024 1
+emit weight 4096 4096 16
+echo "kernels in $out"

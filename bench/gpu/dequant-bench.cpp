@@ -47,8 +47,9 @@ int main(int argc, char **argv) {
     return 0;
   }
   int failures = 0;
-  for (const char *name : {"exhaustive", "weight"}) {
-    const bool exhaustive = std::string(name) == "exhaustive";
+  for (const char *name : {"exhaustive", "weight", "exhaustive-column-major",
+                           "weight-column-major"}) {
+    const bool exhaustive = std::string(name).rfind("exhaustive", 0) == 0;
     const Case c = exhaustive ? Case{1, 512, 1024} : Case{16, 4096, 4096};
     std::vector<int64_t> shape = {c.batch, c.k, c.n};
     std::vector<int64_t> scaleShape = {c.batch, c.k / 32, c.n};
@@ -116,9 +117,9 @@ int main(int argc, char **argv) {
                       i, actual[i], want, expected[i], tensor.elements[i],
                       tensor.scales[(i / c.n / 32) * c.n + i % c.n]);
       }
-      std::printf("exhaustive: %zu elements (65536 patterns per word half, all 256 "
+      std::printf("%s: %zu elements (65536 patterns per word half, all 256 "
                   "scale codes, %zu NaN), %zu mismatches\n",
-                  outElements, nan, bad);
+                  name, outElements, nan, bad);
       failures += bad != 0;
     }
     auto median = [&](auto fn) {

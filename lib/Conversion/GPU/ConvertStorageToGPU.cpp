@@ -235,6 +235,7 @@ static LogicalResult checkHopperDequantize(DequantizeStorageOp op) {
 static LogicalResult outlineHopperDequantize(DequantizeStorageOp op,
                                              gpu::GPUModuleOp kernels,
                                              int64_t blockSize,
+                                             bool columnMajor,
                                              unsigned index) {
   if (failed(checkHopperDequantize(op)))
     return failure();
@@ -274,13 +275,24 @@ static LogicalResult outlineHopperDequantize(DequantizeStorageOp op,
   Block &entry = function.getBody().front();
   builder.setInsertionPointToStart(&entry);
   Emitter e(builder, loc);
-  Value unit = e.add(
+  Value thread = e.add(
       e.mul(gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x),
             gpu::BlockDimOp::create(builder, loc, gpu::Dimension::x)),
       gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x));
-  auto inRange = scf::IfOp::create(builder, loc, e.lt(unit, words),
+  auto inRange = scf::IfOp::create(builder, loc, e.lt(thread, words),
                                    /*withElse=*/false);
   builder.setInsertionPointToStart(&inRange.getThenRegion().front());
+  // Consecutive threads take the same word of consecutive image rows
+  // (column-major): their non-MX indices m are neighbours, so a warp's
+  // bf16 stores land next to each other in the output rows.
+  Value unit = thread;
+  if (columnMajor) {
+    const int64_t rows = paddedM / 4, columns = paddedKB;
+    Value row = e.rem(thread, rows);
+    Value rest = e.div(thread, rows);
+    unit = e.add(e.mul(e.add(e.mul(e.div(rest, columns), rows), row), columns),
+                 e.rem(rest, columns));
+  }
   HopperWordElements word = emitHopperWordElements(
       e, 3, paddedM, paddedKB, extentM, extentKB, unit);
   Value bits = memref::LoadOp::create(builder, loc, entry.getArgument(0),
@@ -425,7 +437,9 @@ struct ConvertStorageToGPUPass
                          index++)))
         return signalPassFailure();
     for (DequantizeStorageOp op : dequantizes)
-      if (failed(outlineHopperDequantize(op, kernels, blockSize, index++)))
+      if (failed(outlineHopperDequantize(op, kernels, blockSize,
+                                         traversal == "column-major",
+                                         index++)))
         return signalPassFailure();
   }
 };

@@ -62,3 +62,8 @@ config.substitutions.append(("%c_runner_utils",
                              os.path.join(llvm_lib, "libmlir_c_runner_utils.so")))
 config.substitutions.append(("%runner_utils",
                              os.path.join(llvm_lib, "libmlir_runner_utils.so")))
+
+# A machine with the CUDA driver runs the GPU benchmarks for real instead.
+import ctypes.util
+if ctypes.util.find_library("cuda"):
+    config.available_features.add("cuda-driver")

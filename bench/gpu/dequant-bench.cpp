@@ -18,6 +18,8 @@
 #include "microscale/Reference/TritonLayouts.h"
 #include "microscale/Runtime/CUDA/CudaDriver.h"
 
+#include "BenchSupport.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -28,12 +30,6 @@
 #include <vector>
 
 using namespace microscale;
-
-static std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
-}
 
 struct Case {
   int64_t batch, k, n;
@@ -81,7 +77,7 @@ int main(int argc, char **argv) {
       for (auto &b : scales)
         b = static_cast<uint8_t>(110 + rng() % 30);
     }
-    cuda::Module module = driver.loadModule(readFile(dir + "/" + name + ".cubin"));
+    cuda::Module module = driver.loadModule(bench::readFile(dir + "/" + name + ".cubin"));
     cuda::Function kernel = driver.getFunction(module, "dequantize_hopper_0");
     cuda::DevicePtr dv = driver.allocate(valueBytes), ds = driver.allocate(scaleBytes);
     cuda::DevicePtr dout = driver.allocate(outElements * 2);
@@ -122,22 +118,7 @@ int main(int argc, char **argv) {
                   name, outElements, nan, bad);
       failures += bad != 0;
     }
-    auto median = [&](auto fn) {
-      std::vector<float> times;
-      for (int i = 0; i < 5; ++i)
-        fn();
-      cuda::Event a = driver.createEvent(), b = driver.createEvent();
-      for (int i = 0; i < 30; ++i) {
-        driver.record(a, nullptr);
-        fn();
-        driver.record(b, nullptr);
-        times.push_back(driver.elapsedMs(a, b));
-      }
-      driver.destroyEvent(a);
-      driver.destroyEvent(b);
-      std::sort(times.begin(), times.end());
-      return times[times.size() / 2];
-    };
+    auto median = [&](auto fn) { return bench::medianMs(driver, fn, 5, 30); };
     float ours = median([&] { driver.launch(kernel, grid, block, args, nullptr); });
     const size_t copyBytes = outElements * 2;
     float copy = median([&] { driver.copyOnDevice(copyB, copyA, copyBytes, nullptr); });

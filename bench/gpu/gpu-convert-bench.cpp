@@ -20,6 +20,8 @@
 #include "microscale/Reference/TritonLayouts.h"
 #include "microscale/Runtime/CUDA/CudaDriver.h"
 
+#include "BenchSupport.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -64,12 +66,6 @@ static std::unique_ptr<ref::Layout> makeLayout(const std::string &spec,
     return ref::makeCDNA4ScaleLayout(shape, error);
   *error = "unknown layout spec " + spec;
   return nullptr;
-}
-
-static std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)),
-                     std::istreambuf_iterator<char>());
 }
 
 int main(int argc, char **argv) {
@@ -128,7 +124,7 @@ int main(int argc, char **argv) {
 
     auto loadStart = std::chrono::steady_clock::now();
     // PTX text or a cubin: the driver takes either.
-    cuda::Module module = driver.loadModule(readFile(dir + "/" + f[1]));
+    cuda::Module module = driver.loadModule(bench::readFile(dir + "/" + f[1]));
     cuda::Function kernel = driver.getFunction(module, f[2]);
     cuda::DevicePtr src = driver.allocate(srcBytes), dst = driver.allocate(dstBytes);
     cuda::DevicePtr copyDst = driver.allocate(dstBytes);
@@ -169,22 +165,7 @@ int main(int argc, char **argv) {
       ++checked;
     }
     // Timing: warm-up, then the median of 50 launches and 50 copies.
-    auto median = [&](auto fn) {
-      std::vector<float> times;
-      for (int i = 0; i < 5; ++i)
-        fn();
-      cuda::Event a = driver.createEvent(), b = driver.createEvent();
-      for (int i = 0; i < 50; ++i) {
-        driver.record(a, nullptr);
-        fn();
-        driver.record(b, nullptr);
-        times.push_back(driver.elapsedMs(a, b));
-      }
-      driver.destroyEvent(a);
-      driver.destroyEvent(b);
-      std::sort(times.begin(), times.end());
-      return times[times.size() / 2];
-    };
+    auto median = [&](auto fn) { return bench::medianMs(driver, fn, 5, 50); };
     float ours = median([&] { driver.launch(kernel, grid, block, args, nullptr); });
     float copy = median([&] { driver.copyOnDevice(copyDst, src, std::min(srcBytes, dstBytes), nullptr); });
     std::string shapeText;

@@ -37,6 +37,13 @@ struct FloatEmitter {
   Value bits(Value x) {
     return arith::BitcastOp::create(b, loc, b.getI64Type(), x);
   }
+  /// |x| by clearing the sign bit (NaN stays NaN, -0 becomes +0).
+  Value abs(Value x) {
+    return arith::BitcastOp::create(
+        b, loc, b.getF64Type(),
+        arith::AndIOp::create(b, loc, bits(x),
+                              i64(std::numeric_limits<int64_t>::max())));
+  }
   /// floor(log2(x)) for a positive, normal double: its exponent field.
   Value ilogb(Value x) {
     Value field = arith::AndIOp::create(
@@ -77,10 +84,7 @@ static Value emitEncode(OpBuilder &b, Location loc, ref::ScalarFormat format,
   else if (format == ref::ScalarFormat::E5M2)
     maxMagnitudeCode = 0x7B;
   Value negative = f.icmp(arith::CmpIPredicate::slt, f.bits(value), f.i64(0));
-  Value magnitude = arith::BitcastOp::create(
-      b, loc, b.getF64Type(),
-      arith::AndIOp::create(b, loc, f.bits(value),
-                            f.i64(std::numeric_limits<int64_t>::max())));
+  Value magnitude = f.abs(value);
   // The binade, clamped to the subnormal range's.
   Value exponent = f.ilogb(magnitude);
   exponent = f.select(
@@ -125,6 +129,29 @@ static Value emitEncode(OpBuilder &b, Location loc, ref::ScalarFormat format,
                                        f.i64(int64_t(1) << (info.bits - 1))),
                   code);
   return arith::TruncIOp::create(b, loc, b.getI32Type(), code);
+}
+
+/// One parallel loop over the store units of `layout`'s storage of
+/// `shape`, gathering each unit's elements from `loadElement` and storing it
+/// into `dest` (zeros everywhere when the tensor is empty).
+static void emitGatherLoop(OpBuilder &builder, Location loc,
+                           LayoutAttrInterface layout, ArrayRef<int64_t> shape,
+                           unsigned bits, int64_t storageBytes, Value dest,
+                           function_ref<Value(OpBuilder &, Location, ValueRange)>
+                               loadElement) {
+  Emitter e(builder, loc);
+  const int64_t unitBytes = layout.getStoreUnitBytes(bits);
+  const bool empty = ShapedType::getNumElements(shape) == 0;
+  scf::ParallelOp::create(
+      builder, loc, ValueRange{e.index(0)},
+      ValueRange{e.index(storageBytes / unitBytes)}, ValueRange{e.index(1)},
+      [&](OpBuilder &b, Location l, ValueRange ivs) {
+        Value unitBits =
+            empty ? Emitter(b, l).i32(0)
+                  : layout.emitStoreUnit(b, l, shape, bits, ivs[0],
+                                         loadElement);
+        emitStoreUnitBytes(b, l, dest, ivs[0], unitBits, unitBytes);
+      });
 }
 
 /// The decode table of a scale format as a constant f64 tensor of values.
@@ -198,11 +225,7 @@ void mlir::microscale::lowerQuantizeStorage(QuantizeStorageOp op) {
               Emitter le(lb, ll);
               FloatEmitter lf{lb, ll};
               Value x = loadInput(lb, ll, le.add(first, le.mul(k, inner)));
-              Value magnitude = arith::BitcastOp::create(
-                  lb, ll, lb.getF64Type(),
-                  arith::AndIOp::create(
-                      lb, ll, lf.bits(x),
-                      lf.i64(std::numeric_limits<int64_t>::max())));
+              Value magnitude = lf.abs(x);
               Value finite = lf.cmp(arith::CmpFPredicate::OLT, magnitude,
                                     lf.f64(std::numeric_limits<double>::infinity()));
               Value larger = lf.cmp(arith::CmpFPredicate::OGT, magnitude,
@@ -248,29 +271,12 @@ void mlir::microscale::lowerQuantizeStorage(QuantizeStorageOp op) {
   };
 
   // 2. The scale bytes, through the scale layout.
-  LayoutAttrInterface scaleLayout = type.getScaleLayout();
-  const int64_t scaleUnitBytes = scaleLayout.getStoreUnitBytes(8);
-  const int64_t scaleBytes =
-      ShapedType::getNumElements(type.getScaleStorageShape());
-  const bool empty = type.getNumElements() == 0;
-  scf::ParallelOp::create(
-      builder, loc, ValueRange{e.index(0)},
-      ValueRange{e.index(scaleBytes / scaleUnitBytes)}, ValueRange{e.index(1)},
-      [&](OpBuilder &b, Location l, ValueRange ivs) {
-        Value unitBits =
-            empty ? Emitter(b, l).i32(0)
-                  : scaleLayout.emitStoreUnit(b, l, scaleShape, 8, ivs[0],
-                                              scaleCodeAt);
-        emitStoreUnitBytes(b, l, op.getScales(), ivs[0], unitBits,
-                           scaleUnitBytes);
-      });
+  emitGatherLoop(builder, loc, type.getScaleLayout(), scaleShape, 8,
+                 ShapedType::getNumElements(type.getScaleStorageShape()),
+                 op.getScales(), scaleCodeAt);
 
   // 3. The element bytes, through the value layout.
   Value decodeTable = scaleDecodeTable(builder, loc, format.scale);
-  LayoutAttrInterface valueLayout = type.getValueLayout();
-  const int64_t valueUnitBytes = valueLayout.getStoreUnitBytes(bits);
-  const int64_t valueBytes =
-      ShapedType::getNumElements(type.getValueStorageShape());
   auto encodeElement = [&](OpBuilder &b, Location l, ValueRange index) -> Value {
     Emitter in(b, l);
     FloatEmitter fl{b, l};
@@ -291,26 +297,13 @@ void mlir::microscale::lowerQuantizeStorage(QuantizeStorageOp op) {
     // A zero, infinite or NaN scale leaves the block's elements zero.
     Value usable = arith::AndIOp::create(
         b, l, fl.cmp(arith::CmpFPredicate::ONE, scale, fl.f64(0.0)),
-        fl.cmp(arith::CmpFPredicate::OLT,
-               arith::BitcastOp::create(
-                   b, l, b.getF64Type(),
-                   arith::AndIOp::create(
-                       b, l, fl.bits(scale),
-                       fl.i64(std::numeric_limits<int64_t>::max()))),
+        fl.cmp(arith::CmpFPredicate::OLT, fl.abs(scale),
                fl.f64(std::numeric_limits<double>::infinity())));
     return in.select(usable, code, in.i32(0));
   };
-  scf::ParallelOp::create(
-      builder, loc, ValueRange{e.index(0)},
-      ValueRange{e.index(valueBytes / valueUnitBytes)}, ValueRange{e.index(1)},
-      [&](OpBuilder &b, Location l, ValueRange ivs) {
-        Value unitBits =
-            empty ? Emitter(b, l).i32(0)
-                  : valueLayout.emitStoreUnit(b, l, shape, bits, ivs[0],
-                                              encodeElement);
-        emitStoreUnitBytes(b, l, op.getValues(), ivs[0], unitBits,
-                           valueUnitBytes);
-      });
+  emitGatherLoop(builder, loc, type.getValueLayout(), shape, bits,
+                 ShapedType::getNumElements(type.getValueStorageShape()),
+                 op.getValues(), encodeElement);
   memref::DeallocOp::create(builder, loc, scaleCodes);
   op.erase();
 }

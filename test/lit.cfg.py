@@ -64,6 +64,9 @@ config.substitutions.append(("%runner_utils",
                              os.path.join(llvm_lib, "libmlir_runner_utils.so")))
 
 # A machine with the CUDA driver runs the GPU benchmarks for real instead.
-import ctypes.util
-if ctypes.util.find_library("cuda"):
+import ctypes
+try:
+    ctypes.CDLL("libcuda.so.1")
     config.available_features.add("cuda-driver")
+except OSError:
+    pass

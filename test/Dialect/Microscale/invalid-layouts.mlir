@@ -15,17 +15,17 @@ func.func private @f() attributes {test.l = #microscale.hopper_scale<mx_axis = -
 
 // -----
 
-// expected-error @+1 {{num_warps must be a power of two, got 6}}
+// expected-error @+1 {{num_warps must be a power of two in [1, 32], got 6}}
 func.func private @f() attributes {test.l = #microscale.hopper_scale<mx_axis = -2, num_warps = 6>}
 
 // -----
 
-// expected-error @+1 {{block_k must be a positive even number of FP4 elements, got 127}}
+// expected-error @+1 {{block_k must be an even number of FP4 elements in [2, 65536], got 127}}
 func.func private @f() attributes {test.l = #microscale.blackwell_shuffled_value<block_k = 127, block_n = 256>}
 
 // -----
 
-// expected-error @+1 {{block_n must be positive, got 0}}
+// expected-error @+1 {{block_n must be in [1, 65536], got 0}}
 func.func private @f() attributes {test.l = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 0>}
 
 // -----
@@ -66,3 +66,13 @@ func.func private @f(!microscale.qtensor<64x3, mxfp4, axis = 0, values = #micros
 // A rank-1 tensor has no [.., K, N] for the Blackwell layouts.
 // expected-error @+1 {{value layout #microscale.blackwell_value does not fit logical shape [64]}}
 func.func private @f(!microscale.qtensor<64, mxfp4, axis = 0, values = #microscale.blackwell_value>)
+
+// -----
+
+// expected-error @+1 {{num_warps must be a power of two in [1, 32], got 64}}
+func.func private @f() attributes {test.l = #microscale.hopper_scale<mx_axis = -2, num_warps = 64>}
+
+// -----
+
+// expected-error @+1 {{block_k must be an even number of FP4 elements in [2, 65536], got 9223372036854775806}}
+func.func private @f() attributes {test.l = #microscale.blackwell_shuffled_value<block_k = 9223372036854775806, block_n = 1>}

@@ -73,3 +73,9 @@ func.func private @f(!microscale.qtensor<64x32, mxfp4, block_axis = 1>)
 
 // expected-error @+1 {{unknown microscaling format 'fp4'}}
 func.func private @f(!microscale.qtensor<64x32, fp4, axis = 1>)
+
+// -----
+
+// Storage sizes are int64: tensors that could overflow them are refused.
+// expected-error @+1 {{quantized tensor is too large: more than 2^48 elements}}
+func.func private @f(!microscale.qtensor<4611686018427387904x64, mxfp4, axis = 1>)

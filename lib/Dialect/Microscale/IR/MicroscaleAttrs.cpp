@@ -268,8 +268,10 @@ HopperScaleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         int64_t mxAxis, int64_t numWarps) {
   if (failed(verifyMxAxis(emitError, mxAxis)))
     return failure();
-  if (numWarps <= 0 || !llvm::isPowerOf2_64(numWarps))
-    return emitError() << "num_warps must be a power of two, got " << numWarps;
+  // A CTA has at most 32 warps (1024 threads).
+  if (numWarps <= 0 || numWarps > 32 || !llvm::isPowerOf2_64(numWarps))
+    return emitError() << "num_warps must be a power of two in [1, 32], got "
+                       << numWarps;
   return success();
 }
 
@@ -311,12 +313,14 @@ BlackwellValueAttr::getRequiredBlockAxis(int64_t rank) const {
 LogicalResult BlackwellShuffledValueAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t blockK,
     int64_t blockN) {
-  if (blockK <= 0 || blockK % 2 != 0)
-    return emitError() << "block_k must be a positive even number of FP4 "
-                          "elements, got "
+  // TMA boxes are at most 256 elements a side; allow up to 64Ki so that
+  // padded sizes stay far from overflowing.
+  if (blockK <= 0 || blockK % 2 != 0 || blockK > 65536)
+    return emitError() << "block_k must be an even number of FP4 elements in "
+                          "[2, 65536], got "
                        << blockK;
-  if (blockN <= 0)
-    return emitError() << "block_n must be positive, got " << blockN;
+  if (blockN <= 0 || blockN > 65536)
+    return emitError() << "block_n must be in [1, 65536], got " << blockN;
   return success();
 }
 

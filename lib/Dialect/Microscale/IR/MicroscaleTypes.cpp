@@ -48,6 +48,16 @@ LogicalResult QTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
                                  : std::to_string(extent));
   if (!format)
     return emitError() << "quantized tensor needs a format";
+  // Storage sizes (with padding) are computed in int64: keep every tensor
+  // far from overflowing it (2^48 elements is 256 TiB of FP8).
+  constexpr int64_t kMaxElements = int64_t(1) << 48;
+  int64_t elements = 1;
+  for (int64_t extent : shape) {
+    if (extent != 0 && elements > kMaxElements / extent)
+      return emitError() << "quantized tensor is too large: more than 2^48 "
+                            "elements";
+    elements *= extent;
+  }
   if (axis < 0 || axis >= rank)
     return emitError() << "block axis " << axis << " is out of range for rank "
                        << rank;

@@ -213,6 +213,33 @@ static constexpr const char *kHopperDecodePTX =
     "mul.rn.bf16x2 $3, $3, $6;\n"
     "}";
 
+/// The same decode with the 2^126 bias folded into the scale: one
+/// mul.rn.bf16x2 per pair by 2^(s-1) = 2^126 * 2^(s-127). Exact only when
+/// 2^(s-1) is a bf16, i.e. for scale codes s <= 128; the kernel takes this
+/// path when both of a word's scale codes are, and the unfolded one
+/// otherwise.
+static constexpr const char *kHopperDecodeFoldedPTX =
+    "{\n"
+    ".reg .b32 t0, t1;\n"
+    "and.b32 $0, $4, 0x81C081C0;\n"
+    "shl.b32 t0, $4, 3;\n"
+    "and.b32 $1, t0, 0x81C081C0;\n"
+    "shl.b32 t0, $4, 6;\n"
+    "and.b32 $2, t0, 0x81C081C0;\n"
+    "shl.b32 t0, $4, 1;\n"
+    "and.b32 t0, t0, 0x80008000;\n"
+    "shr.b32 t1, $4, 3;\n"
+    "and.b32 t1, t1, 0x01800180;\n"
+    "or.b32 t0, t0, t1;\n"
+    "shr.b32 t1, $4, 7;\n"
+    "and.b32 t1, t1, 0x00400040;\n"
+    "or.b32 $3, t0, t1;\n"
+    "mul.rn.bf16x2 $0, $0, $5;\n"
+    "mul.rn.bf16x2 $1, $1, $6;\n"
+    "mul.rn.bf16x2 $2, $2, $5;\n"
+    "mul.rn.bf16x2 $3, $3, $6;\n"
+    "}";
+
 /// Whether `op` has the operands the Hopper kernel handles.
 static LogicalResult checkHopperDequantize(DequantizeStorageOp op) {
   QTensorType type = op.getQTensorType();
@@ -235,7 +262,7 @@ static LogicalResult checkHopperDequantize(DequantizeStorageOp op) {
 static LogicalResult outlineHopperDequantize(DequantizeStorageOp op,
                                              gpu::GPUModuleOp kernels,
                                              int64_t blockSize,
-                                             bool columnMajor,
+                                             bool columnMajor, bool fold,
                                              unsigned index) {
   if (failed(checkHopperDequantize(op)))
     return failure();
@@ -320,21 +347,62 @@ static LogicalResult outlineHopperDequantize(DequantizeStorageOp op,
   };
   Value evenCode = scaleCode(word.m[0]), oddCode = scaleCode(word.m[1]);
   auto structType = LLVM::LLVMStructType::getLiteral(context, {i32, i32, i32, i32});
-  auto asmOp = LLVM::InlineAsmOp::create(
-      builder, loc, structType,
-      ValueRange{bits, scalePair(evenCode), scalePair(oddCode)},
-      kHopperDecodePTX, "=r,=r,=r,=r,r,r,r", /*has_side_effects=*/false,
-      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
+  auto decode = [&](const char *ptx, Value evenScale, Value oddScale) {
+    auto asmOp = LLVM::InlineAsmOp::create(
+        builder, loc, structType, ValueRange{bits, evenScale, oddScale}, ptx,
+        "=r,=r,=r,=r,r,r,r", /*has_side_effects=*/false,
+        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    SmallVector<Value> pairs;
+    for (int64_t slot = 0; slot < 4; ++slot)
+      pairs.push_back(LLVM::ExtractValueOp::create(
+          builder, loc, asmOp.getResult(0), ArrayRef<int64_t>{slot}));
+    return pairs;
+  };
+  // The exact path for every code: bias, then scale, then OCP's NaN.
+  auto unfolded = [&]() {
+    SmallVector<Value> pairs =
+        decode(kHopperDecodePTX, scalePair(evenCode), scalePair(oddCode));
+    for (int64_t slot = 0; slot < 4; ++slot) {
+      Value code = slot % 2 == 0 ? evenCode : oddCode;
+      Value isNaN = arith::CmpIOp::create(
+          builder, loc, arith::CmpIPredicate::eq, code, e.i32(0xFF));
+      pairs[slot] = e.select(isNaN, e.i32(0x7FC07FC0), pairs[slot]);
+    }
+    return pairs;
+  };
+  SmallVector<Value> results;
+  if (!fold) {
+    results = unfolded();
+  } else {
+    // 2^(s-1) as bf16 in both lanes: exponent field s + 126 (code 0, OCP's
+    // 2^-127, gives 2^-1 with no special case).
+    auto foldedPair = [&](Value code) {
+      Value lane = e.shl(arith::AddIOp::create(builder, loc, code, e.i32(126)), 7);
+      return e.bor(lane, e.shl(lane, 16));
+    };
+    Value small = e.andI1(
+        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ule,
+                              evenCode, e.i32(128)),
+        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ule,
+                              oddCode, e.i32(128)));
+    auto branch = scf::IfOp::create(builder, loc, TypeRange{i32, i32, i32, i32},
+                                    small, /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(&branch.getThenRegion().front());
+      scf::YieldOp::create(builder, loc,
+                           decode(kHopperDecodeFoldedPTX, foldedPair(evenCode),
+                                  foldedPair(oddCode)));
+      builder.setInsertionPointToStart(&branch.getElseRegion().front());
+      scf::YieldOp::create(builder, loc, unfolded());
+    }
+    results.assign(branch.getResults().begin(), branch.getResults().end());
+  }
   Value out = entry.getArgument(2);
   for (int64_t slot = 0; slot < 4; ++slot) {
-    Value pair = LLVM::ExtractValueOp::create(builder, loc, asmOp.getResult(0),
-                                              ArrayRef<int64_t>{slot});
-    Value code = slot % 2 == 0 ? evenCode : oddCode;
-    Value isNaN = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
-                                        code, e.i32(0xFF));
-    pair = e.select(isNaN, e.i32(0x7FC07FC0), pair);
+    Value pair = results[slot];
     auto store = scf::IfOp::create(builder, loc, word.valid[slot],
                                    /*withElse=*/false);
     OpBuilder::InsertionGuard guard(builder);
@@ -439,7 +507,7 @@ struct ConvertStorageToGPUPass
     for (DequantizeStorageOp op : dequantizes)
       if (failed(outlineHopperDequantize(op, kernels, blockSize,
                                          traversal == "column-major",
-                                         index++)))
+                                         foldScaleBias, index++)))
         return signalPassFailure();
   }
 };

@@ -32,3 +32,24 @@ func.func @other_layouts(%v: memref<64xi8>, %s: memref<4xi8>, %o: memref<128xbf1
   microscale.dequantize_storage %v, %s into %o : !w, memref<64xi8>, memref<4xi8>, memref<128xbf16>
   return
 }
+
+// -----
+
+// fold-scale-bias: the 2^126 bias folded into 2^(s-1) for words whose two
+// scale codes are <= 128 (15 instructions: no bias multiply), the exact
+// unfolded sequence for the others.
+// RUN: mx-opt %s --split-input-file --microscale-convert-storage-to-gpu='fold-scale-bias=true' --verify-diagnostics | FileCheck %s --check-prefix=FOLD
+!w = !microscale.qtensor<512x1024, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+// FOLD-LABEL: func.func @folded
+// FOLD: gpu.func @dequantize_hopper
+// FOLD: arith.cmpi ule, %{{.*}}, %c128_i32
+// FOLD: scf.if %{{.*}} -> (i32, i32, i32, i32)
+// FOLD: llvm.inline_asm
+// FOLD-NOT: bias
+// FOLD-SAME: mul.rn.bf16x2 $0, $0, $5;
+// FOLD: } else {
+// FOLD: llvm.inline_asm {{.*}}mul.rn.bf16x2 $0, $0, bias;
+func.func @folded(%v: memref<262144xi8>, %s: memref<16384xi8>, %o: memref<524288xbf16>) {
+  microscale.dequantize_storage %v, %s into %o : !w, memref<262144xi8>, memref<16384xi8>, memref<524288xbf16>
+  return
+}

@@ -32,6 +32,10 @@ def MicroscaleConvertStorageToGPU
            "How threads walk the destination's [rows, units] grid: row-major "
            "(consecutive threads along a row) or column-major (consecutive "
            "threads down the rows; whole conversions only)">,
+    Option<"foldScaleBias", "fold-scale-bias", "bool", /*default=*/"false",
+           "Hopper dequantization: fold the 2^126 bias into the scale (one "
+           "multiply per pair) for words whose scale codes are <= 128, and "
+           "keep the exact two-multiply path for the others">,
   ];
 }
 

@@ -33,7 +33,7 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.microscale_tools_dir, append_path=True)
 
 tool_dirs = [config.microscale_tools_dir, config.llvm_tools_dir]
-tools = ["mx-opt", "mx-convert", "microscale-capi-test"]
+tools = ["mx-opt", "mx-convert", "mx-numerics", "microscale-capi-test"]
 
 # Triton's byte vectors live beside the checkout (shared/vectors), never in
 # the repository; the tests that read them need the folder to exist.

@@ -2,6 +2,8 @@
 """Small safetensors helper for the mx-convert tests (standard library only).
 
   safetensors.py make OUT            a tiny MXFP4 checkpoint, random bytes
+  safetensors.py weights OUT         bf16 and f32 Gaussian weights
+  safetensors.py nonfinite OUT       an f32 tensor holding a NaN
   safetensors.py get FILE NAME OUT   write tensor NAME's raw bytes to OUT
   safetensors.py show FILE           print names, dtypes, shapes, metadata
   safetensors.py corrupt FILE MODE OUT   truncated | header | offsets
@@ -50,6 +52,22 @@ def main():
             },
             {"format": "pt"},
         )
+    elif cmd == "weights":
+        rng = random.Random(11)
+        gauss = [rng.gauss(0, 1) for _ in range(8 * 64)]
+        # bf16: the high half of the f32 bits (truncation is fine for a test).
+        bf16 = b"".join(struct.pack("<f", v)[2:] for v in gauss)
+        f32 = struct.pack("<240f", *[rng.gauss(0, 0.02) for _ in range(240)])
+        write(
+            sys.argv[2],
+            {
+                "layer.weight": ("BF16", [8, 64], bf16),
+                "layer.bias": ("F32", [2, 3, 40], f32),
+                "layer.index": ("I32", [2], struct.pack("<2i", 1, 2)),
+            },
+        )
+    elif cmd == "nonfinite":
+        write(sys.argv[2], {"w": ("F32", [2], struct.pack("<2f", 1, float("nan")))})
     elif cmd == "get":
         header, blob = read(sys.argv[2])
         begin, end = header[sys.argv[3]]["data_offsets"]

@@ -56,3 +56,13 @@ func.func @quantize(%x: tensor<64x128xf32>) -> (tensor<64x64xi8>, tensor<2x128xi
   %v, %s = microscale.to_bytes %q : !canon -> tensor<64x64xi8>, tensor<2x128xi8>
   return %v, %s : tensor<64x64xi8>, tensor<2x128xi8>
 }
+
+// -----
+
+// A transcode of a runtime tensor is not lowered yet: an error, not a
+// silently kept op.
+func.func @transcode(%q: !microscale.qtensor<1x32, nvfp4_b32, axis = 1>) -> !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1> {
+  // expected-error @+1 {{'microscale.transcode' op cannot be lowered to byte buffers yet: only constant inputs are supported (they fold with microscale-fold-constants)}}
+  %m, %g = microscale.transcode %q : !microscale.qtensor<1x32, nvfp4_b32, axis = 1> -> !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1>
+  return %m : !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1>
+}

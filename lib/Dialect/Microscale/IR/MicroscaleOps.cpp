@@ -96,6 +96,24 @@ LogicalResult DequantizeOp::verify() {
   return success();
 }
 
+LogicalResult TranscodeOp::verify() {
+  QTensorType from = getInput().getType(), to = getResult().getType();
+  FormatAttr source = from.getFormat(), dest = to.getFormat();
+  if (source.getShortName() != "nvfp4_b32" ||
+      dest.getShortName() != "mxfp6_e2m3")
+    return emitOpError() << "unsupported transcode from " << Attribute(source)
+                         << " to " << Attribute(dest)
+                         << ": supported is nvfp4_b32 to mxfp6_e2m3";
+  if (from.getShape() != to.getShape())
+    return emitOpError() << "cannot change the logical shape: "
+                         << llvm::interleaved_array(from.getShape()) << " vs "
+                         << llvm::interleaved_array(to.getShape());
+  if (from.getAxis() != to.getAxis())
+    return emitOpError() << "cannot change the block axis: " << from.getAxis()
+                         << " vs " << to.getAxis();
+  return success();
+}
+
 LogicalResult ConvertLayoutOp::verify() {
   QTensorType from = getInput().getType(), to = getType();
   if (from.getShape() != to.getShape())

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "microscale/Reference/Transcode.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
@@ -196,6 +197,52 @@ struct FoldConstantConvertLayout : OpRewritePattern<ConvertLayoutOp> {
   }
 };
 
+/// transcode(from_bytes(constants)) -> from_bytes(new constants), with the
+/// global scale a constant.
+struct FoldConstantTranscode : OpRewritePattern<TranscodeOp> {
+  FoldConstantTranscode(MLIRContext *context, int64_t maxElements)
+      : OpRewritePattern(context), maxElements(maxElements) {}
+  int64_t maxElements;
+  LogicalResult matchAndRewrite(TranscodeOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<ConstantQTensor> input =
+        getConstantQTensor(op.getInput(), maxElements);
+    if (!input)
+      return failure();
+    QTensorType from = op.getInput().getType();
+    ref::QuantizedTensor source;
+    source.format = from.getFormat().getReferenceFormat();
+    source.shape = toStd(from.getShape());
+    source.axis = from.getAxis();
+    source.scaleShape = toStd(from.getScaleShape());
+    source.elements.resize(from.getNumElements());
+    source.scales.resize(ShapedType::getNumElements(from.getScaleShape()));
+    source.globalScale = input->globalScale;
+    from.buildValueReference()->load(input->values.data(),
+                                     source.elements.data());
+    from.buildScaleReference()->load(input->scales.data(),
+                                     source.scales.data());
+    ref::TranscodedTensor result;
+    std::string error = ref::transcode(
+        source,
+        op.getVariant() == TranscodeVariant::lut ? ref::TranscodeVariant::LUT
+                                                 : ref::TranscodeVariant::HWCVT,
+        op.getExponentBump() == ExponentBump::nonzero_mantissa
+            ? ref::ExponentBumpRule::NonzeroMantissa
+            : ref::ExponentBumpRule::MantissaAtLeast3,
+        result);
+    if (!error.empty())
+      return rewriter.notifyMatchFailure(op, error);
+    Value transcoded =
+        materialize(rewriter, op.getLoc(), op.getResult().getType(),
+                    result.mx.elements, result.mx.scales, 1.0f);
+    Value global = arith::ConstantOp::create(
+        rewriter, op.getLoc(), rewriter.getF32FloatAttr(result.globalScale));
+    rewriter.replaceOp(op, {transcoded, global});
+    return success();
+  }
+};
+
 /// convert_layout(quantize(x)) -> quantize(x) into the destination layouts,
 /// when the quantize has no other use.
 struct FuseConvertIntoQuantize : OpRewritePattern<ConvertLayoutOp> {
@@ -218,7 +265,8 @@ void mlir::microscale::populateReferenceFoldingPatterns(
     RewritePatternSet &patterns, int64_t maxElements) {
   MLIRContext *context = patterns.getContext();
   patterns.add<FoldConstantQuantize, FoldConstantDequantize,
-               FoldConstantConvertLayout>(context, maxElements);
+               FoldConstantConvertLayout, FoldConstantTranscode>(context,
+                                                                 maxElements);
 }
 
 void QuantizeOp::getCanonicalizationPatterns(RewritePatternSet &results,
@@ -235,4 +283,9 @@ void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                                   MLIRContext *context) {
   results.add<FoldConstantConvertLayout>(context, kCanonicalizerFoldLimit);
   results.add<FuseConvertIntoQuantize>(context);
+}
+
+void TranscodeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<FoldConstantTranscode>(context, kCanonicalizerFoldLimit);
 }

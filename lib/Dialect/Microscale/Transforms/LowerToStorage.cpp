@@ -163,6 +163,12 @@ struct LowerToStoragePass
       return signalPassFailure();
     // What is left cannot be lowered yet: say so at each op.
     WalkResult result = getOperation()->walk([&](Operation *op) {
+      if (isa<TranscodeOp>(op)) {
+        op->emitOpError()
+            << "cannot be lowered to byte buffers yet: only constant inputs "
+               "are supported (they fold with microscale-fold-constants)";
+        return WalkResult::interrupt();
+      }
       if (isa<ConvertLayoutOp, DequantizeOp, QuantizeOp>(op)) {
         op->emitOpError()
             << "cannot be lowered to byte buffers: "

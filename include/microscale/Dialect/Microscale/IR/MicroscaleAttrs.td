@@ -83,6 +83,39 @@ def Microscale_E8M0EdgesAttr
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Microscale_TranscodeVariant : I32EnumAttr<"TranscodeVariant",
+    "how a transcode rounds to the destination element type", [
+      I32EnumAttrCase<"lut", 0>,
+      I32EnumAttrCase<"hwcvt", 1>,
+    ]> {
+  let cppNamespace = "::mlir::microscale";
+  let genSpecializedAttr = 0;
+}
+
+def Microscale_TranscodeVariantAttr
+    : EnumAttr<Microscale_Dialect, Microscale_TranscodeVariant,
+               "transcode_variant"> {
+  let summary = "`lut` (ties to the lower magnitude, the bit-exact table) or "
+                "`hwcvt` (ties to even, the hardware F16 -> FP6 conversion)";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Microscale_ExponentBump : I32EnumAttr<"ExponentBump",
+    "when a transcode moves a power of two from the elements to the scale", [
+      I32EnumAttrCase<"nonzero_mantissa", 0>,
+      I32EnumAttrCase<"mantissa_at_least_3", 1>,
+    ]> {
+  let cppNamespace = "::mlir::microscale";
+  let genSpecializedAttr = 0;
+}
+
+def Microscale_ExponentBumpAttr
+    : EnumAttr<Microscale_Dialect, Microscale_ExponentBump, "exponent_bump"> {
+  let summary = "`nonzero_mantissa` (the seed's implementation rule) or "
+                "`mantissa_at_least_3` (the minimal rule)";
+  let assemblyFormat = "`<` $value `>`";
+}
+
 //===----------------------------------------------------------------------===//
 // Layouts
 //===----------------------------------------------------------------------===//

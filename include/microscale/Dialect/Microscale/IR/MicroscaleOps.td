@@ -118,6 +118,51 @@ def Microscale_DequantizeOp : Microscale_Op<"dequantize", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// transcode
+//===----------------------------------------------------------------------===//
+
+def Microscale_TranscodeOp : Microscale_Op<"transcode", [Pure]> {
+  let summary = "Re-express a quantized tensor in another block format";
+  let description = [{
+    Changes the format without going through floats. Supported: NVFP4 B32
+    (`nvfp4_b32`) to MXFP6 E2M3 (`mxfp6_e2m3`), seed 002's on-chip
+    transcode. Each E4M3 block scale 2^e (1 + m/8) splits into the E8M0
+    scale 2^(e + bump) and the factor (1 + m/8) / 2^bump, which multiplies
+    each E2M1 element before one rounding to E2M3. `exponent_bump` chooses
+    when bump = 1: `nonzero_mantissa` (default, the seed's rule) or
+    `mantissa_at_least_3` (the minimal rule that still cannot saturate).
+    `variant` chooses the rounding at exact midpoints: `lut` (default, the
+    lower magnitude) or `hwcvt` (even, as the hardware F16 -> FP6
+    conversion); the two differ at 6 of the 64 (mantissa, element) pairs.
+    E4M3 subnormal scales normalise exactly; a zero scale gives zero
+    elements, a NaN scale the E8M0 NaN.
+
+    The MX result format has no global scale, so the source's is the second
+    result: multiply by it after dequantizing. The result may use any
+    layouts; the shape and block axis are the input's. A constant input
+    folds through the C++ reference (`microscale-fold-constants`, or the
+    canonicalizer for small tensors); other inputs are not lowered yet.
+
+    ```mlir
+    %mx, %g = microscale.transcode %q {variant = #microscale.transcode_variant<hwcvt>}
+        : !microscale.qtensor<64x128, nvfp4_b32, axis = 1>
+       -> !microscale.qtensor<64x128, mxfp6_e2m3, axis = 1>
+    ```
+  }];
+  let arguments = (ins Microscale_QTensor:$input,
+      DefaultValuedAttr<Microscale_TranscodeVariantAttr,
+                        "::mlir::microscale::TranscodeVariant::lut">:$variant,
+      DefaultValuedAttr<Microscale_ExponentBumpAttr,
+                        "::mlir::microscale::ExponentBump::nonzero_mantissa">:$exponent_bump);
+  let results = (outs Microscale_QTensor:$result, F32:$global_scale);
+  let assemblyFormat = [{
+    $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // convert_layout
 //===----------------------------------------------------------------------===//
 

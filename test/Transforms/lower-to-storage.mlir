@@ -59,10 +59,26 @@ func.func @quantize(%x: tensor<64x128xf32>) -> (tensor<64x64xi8>, tensor<2x128xi
 
 // -----
 
-// A transcode of a runtime tensor is not lowered yet: an error, not a
-// silently kept op.
-func.func @transcode(%q: !microscale.qtensor<1x32, nvfp4_b32, axis = 1>) -> !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1> {
-  // expected-error @+1 {{'microscale.transcode' op cannot be lowered to byte buffers yet: only constant inputs are supported (they fold with microscale-fold-constants)}}
+// A transcode of bytes becomes a transcode_storage into fresh buffers; the
+// global scale passes through.
+// CHECK-LABEL: func @transcode
+// CHECK-SAME: (%[[V:.*]]: tensor<1x16xi8>, %[[S:.*]]: tensor<1x1xi8>, %[[G:.*]]: f32)
+// CHECK: %[[OV:.*]] = memref.alloc() : memref<24xi8>
+// CHECK: %[[OS:.*]] = memref.alloc() : memref<1xi8>
+// CHECK: microscale.transcode_storage %{{.*}}, %{{.*}} into %[[OV]], %[[OS]] {variant = #microscale.transcode_variant<hwcvt>} : !microscale.qtensor<1x32, nvfp4_b32, axis = 1> -> !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1>
+// CHECK: return %{{.*}}, %[[G]]
+func.func @transcode(%v: tensor<1x16xi8>, %s: tensor<1x1xi8>, %g: f32) -> (!microscale.qtensor<1x32, mxfp6_e2m3, axis = 1>, f32) {
+  %q = microscale.from_bytes %v, %s, %g : tensor<1x16xi8>, tensor<1x1xi8> -> !microscale.qtensor<1x32, nvfp4_b32, axis = 1>
+  %m, %mg = microscale.transcode %q {variant = #microscale.transcode_variant<hwcvt>} : !microscale.qtensor<1x32, nvfp4_b32, axis = 1> -> !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1>
+  return %m, %mg : !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1>, f32
+}
+
+// -----
+
+// An operand that is not bytes (a function argument) cannot be lowered: an
+// error, not a silently kept op.
+func.func @opaque(%q: !microscale.qtensor<1x32, nvfp4_b32, axis = 1>) -> !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1> {
+  // expected-error @+1 {{'microscale.transcode' op cannot be lowered to byte buffers: its quantized operand does not come from from_bytes}}
   %m, %g = microscale.transcode %q : !microscale.qtensor<1x32, nvfp4_b32, axis = 1> -> !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1>
   return %m : !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1>
 }

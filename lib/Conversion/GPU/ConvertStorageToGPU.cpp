@@ -486,6 +486,7 @@ struct ConvertStorageToGPUPass
     }
     SmallVector<ConvertStorageOp> ops;
     SmallVector<DequantizeStorageOp> dequantizes;
+    bool unsupported = false;
     getOperation()->walk([&](Operation *op) {
       if (op->getParentOfType<gpu::GPUModuleOp>())
         return;
@@ -493,7 +494,15 @@ struct ConvertStorageToGPUPass
         ops.push_back(convert);
       else if (auto dequantize = dyn_cast<DequantizeStorageOp>(op))
         dequantizes.push_back(dequantize);
+      else if (isa<TranscodeStorageOp>(op)) {
+        // Not silently left on the host: the NVIDIA path has no transcode.
+        op->emitOpError() << "has no NVIDIA lowering (the CPU one is "
+                             "microscale-lower-storage-conversions)";
+        unsupported = true;
+      }
     });
+    if (unsupported)
+      return signalPassFailure();
     if (ops.empty() && dequantizes.empty())
       return;
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(getOperation());

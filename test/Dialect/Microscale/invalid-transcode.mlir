@@ -47,3 +47,23 @@ func.func @f(%q: !microscale.qtensor<64x64, nvfp4_b32, axis = 1>) {
   %r, %g = microscale.transcode %q {variant = #microscale.transcode_variant<nearest>} : !microscale.qtensor<64x64, nvfp4_b32, axis = 1> -> !microscale.qtensor<64x64, mxfp6_e2m3, axis = 1>
   return
 }
+
+// -----
+
+!nv = !microscale.qtensor<2x64, nvfp4_b32, axis = 1>
+!mx = !microscale.qtensor<2x64, mxfp6_e2m3, axis = 1>
+func.func @f(%v: memref<64xi8>, %s: memref<4xi8>, %ov: memref<64xi8>, %os: memref<4xi8>) {
+  // expected-error @+1 {{'microscale.transcode_storage' op 'out_values' holds 64 bytes, but its layout needs 96}}
+  microscale.transcode_storage %v, %s into %ov, %os : !nv -> !mx, memref<64xi8>, memref<4xi8>, memref<64xi8>, memref<4xi8>
+  return
+}
+
+// -----
+
+!nv = !microscale.qtensor<2x64, nvfp4_b32, axis = 1>
+!mx = !microscale.qtensor<2x64, mxfp8_e4m3, axis = 1>
+func.func @f(%v: memref<64xi8>, %s: memref<4xi8>, %ov: memref<128xi8>, %os: memref<4xi8>) {
+  // expected-error @+1 {{'microscale.transcode_storage' op unsupported transcode from #microscale.format<nvfp4_b32> to #microscale.format<mxfp8_e4m3>}}
+  microscale.transcode_storage %v, %s into %ov, %os : !nv -> !mx, memref<64xi8>, memref<4xi8>, memref<128xi8>, memref<4xi8>
+  return
+}

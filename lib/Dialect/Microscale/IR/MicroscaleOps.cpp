@@ -96,21 +96,49 @@ LogicalResult DequantizeOp::verify() {
   return success();
 }
 
-LogicalResult TranscodeOp::verify() {
-  QTensorType from = getInput().getType(), to = getResult().getType();
+/// The format pairs a transcode supports, and what it may not change.
+static LogicalResult verifyTranscodeTypes(Operation *op, QTensorType from,
+                                          QTensorType to) {
   FormatAttr source = from.getFormat(), dest = to.getFormat();
   if (source.getShortName() != "nvfp4_b32" ||
       dest.getShortName() != "mxfp6_e2m3")
-    return emitOpError() << "unsupported transcode from " << Attribute(source)
-                         << " to " << Attribute(dest)
-                         << ": supported is nvfp4_b32 to mxfp6_e2m3";
+    return op->emitOpError()
+           << "unsupported transcode from " << Attribute(source) << " to "
+           << Attribute(dest) << ": supported is nvfp4_b32 to mxfp6_e2m3";
   if (from.getShape() != to.getShape())
-    return emitOpError() << "cannot change the logical shape: "
-                         << llvm::interleaved_array(from.getShape()) << " vs "
-                         << llvm::interleaved_array(to.getShape());
+    return op->emitOpError()
+           << "cannot change the logical shape: "
+           << llvm::interleaved_array(from.getShape()) << " vs "
+           << llvm::interleaved_array(to.getShape());
   if (from.getAxis() != to.getAxis())
-    return emitOpError() << "cannot change the block axis: " << from.getAxis()
-                         << " vs " << to.getAxis();
+    return op->emitOpError() << "cannot change the block axis: "
+                             << from.getAxis() << " vs " << to.getAxis();
+  return success();
+}
+
+LogicalResult TranscodeOp::verify() {
+  return verifyTranscodeTypes(*this, getInput().getType(),
+                              getResult().getType());
+}
+
+LogicalResult TranscodeStorageOp::verify() {
+  QTensorType from = getFromType(), to = getToType();
+  if (failed(verifyTranscodeTypes(*this, from, to)))
+    return failure();
+  auto check = [&](Value buffer, ArrayRef<int64_t> storage,
+                   StringRef what) -> LogicalResult {
+    int64_t expected = ShapedType::getNumElements(storage);
+    int64_t size = cast<MemRefType>(buffer.getType()).getDimSize(0);
+    if (!ShapedType::isDynamic(size) && size != expected)
+      return emitOpError() << what << " holds " << size
+                           << " bytes, but its layout needs " << expected;
+    return success();
+  };
+  if (failed(check(getValues(), from.getValueStorageShape(), "'values'")) ||
+      failed(check(getScales(), from.getScaleStorageShape(), "'scales'")) ||
+      failed(check(getOutValues(), to.getValueStorageShape(), "'out_values'")) ||
+      failed(check(getOutScales(), to.getScaleStorageShape(), "'out_scales'")))
+    return failure();
   return success();
 }
 

@@ -134,7 +134,7 @@ static Value emitEncode(OpBuilder &b, Location loc, ref::ScalarFormat format,
 /// One parallel loop over the store units of `layout`'s storage of
 /// `shape`, gathering each unit's elements from `loadElement` and storing it
 /// into `dest` (zeros everywhere when the tensor is empty).
-static void emitGatherLoop(OpBuilder &builder, Location loc,
+void mlir::microscale::emitGatherLoop(OpBuilder &builder, Location loc,
                            LayoutAttrInterface layout, ArrayRef<int64_t> shape,
                            unsigned bits, int64_t storageBytes, Value dest,
                            function_ref<Value(OpBuilder &, Location, ValueRange)>

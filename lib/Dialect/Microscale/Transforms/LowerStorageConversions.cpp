@@ -140,6 +140,7 @@ struct LowerStorageConversionsPass
     SmallVector<ConvertStorageOp> ops;
     SmallVector<DequantizeStorageOp> dequantizes;
     SmallVector<QuantizeStorageOp> quantizes;
+    SmallVector<TranscodeStorageOp> transcodes;
     getOperation()->walk([&](Operation *op) {
       if (auto convert = dyn_cast<ConvertStorageOp>(op))
         ops.push_back(convert);
@@ -147,11 +148,16 @@ struct LowerStorageConversionsPass
         dequantizes.push_back(dequantize);
       else if (auto quantize = dyn_cast<QuantizeStorageOp>(op))
         quantizes.push_back(quantize);
+      else if (auto transcode = dyn_cast<TranscodeStorageOp>(op))
+        transcodes.push_back(transcode);
     });
     for (QuantizeStorageOp op : quantizes)
       lowerQuantizeStorage(op);
     for (ConvertStorageOp op : ops)
       lower(op);
+    for (TranscodeStorageOp op : transcodes)
+      if (failed(lowerTranscodeStorage(op)))
+        return signalPassFailure();
     for (DequantizeStorageOp op : dequantizes) {
       if (!op->getParentOfType<ModuleOp>()) {
         op.emitOpError() << "needs an enclosing module for its decode tables";

@@ -26,15 +26,10 @@ static Value flatBuffer(OpBuilder &b, Location loc, Value tensor) {
   return memref::CollapseShapeOp::create(b, loc, buffer, all);
 }
 
-/// A fresh 1-D allocation of `shape`'s element count, and the tensor of
-/// `shape` it becomes once `fill` has written it.
-static Value allocateAndFill(OpBuilder &b, Location loc,
-                             ArrayRef<int64_t> shape, Type element,
-                             function_ref<void(Value)> fill) {
-  int64_t count = ShapedType::getNumElements(shape);
-  auto flatType = MemRefType::get({count}, element);
-  Value flat = memref::AllocOp::create(b, loc, flatType);
-  fill(flat);
+/// The tensor of `shape` that a filled 1-D allocation becomes.
+static Value asTensorOfShape(OpBuilder &b, Location loc, Value flat,
+                             ArrayRef<int64_t> shape) {
+  Type element = cast<MemRefType>(flat.getType()).getElementType();
   Value shaped = flat;
   if (shape.size() != 1) {
     SmallVector<ReassociationIndices> all(1);
@@ -46,6 +41,18 @@ static Value allocateAndFill(OpBuilder &b, Location loc,
   return bufferization::ToTensorOp::create(
       b, loc, RankedTensorType::get(shape, element), shaped,
       /*restrict=*/true, /*writable=*/true);
+}
+
+/// A fresh 1-D allocation of `shape`'s element count, and the tensor of
+/// `shape` it becomes once `fill` has written it.
+static Value allocateAndFill(OpBuilder &b, Location loc,
+                             ArrayRef<int64_t> shape, Type element,
+                             function_ref<void(Value)> fill) {
+  int64_t count = ShapedType::getNumElements(shape);
+  auto flatType = MemRefType::get({count}, element);
+  Value flat = memref::AllocOp::create(b, loc, flatType);
+  fill(flat);
+  return asTensorOfShape(b, loc, flat, shape);
 }
 
 namespace {
@@ -132,22 +139,50 @@ struct LowerQuantize : OpRewritePattern<QuantizeOp> {
     Value valueBuffer = flat(valueShape), scaleBuffer = flat(scaleShape);
     QuantizeStorageOp::create(rewriter, loc, input, op.getGlobalScale(),
                               valueBuffer, scaleBuffer, TypeAttr::get(type));
-    auto asTensor = [&](Value buffer, ArrayRef<int64_t> shape) -> Value {
-      Value shaped = buffer;
-      if (shape.size() != 1) {
-        SmallVector<ReassociationIndices> all(1);
-        for (size_t d = 0; d < shape.size(); ++d)
-          all[0].push_back(d);
-        shaped = memref::ExpandShapeOp::create(
-            rewriter, loc, MemRefType::get(shape, i8), buffer, all);
-      }
-      return bufferization::ToTensorOp::create(
-          rewriter, loc, RankedTensorType::get(shape, i8), shaped,
-          /*restrict=*/true, /*writable=*/true);
+    auto asTensor = [&](Value buffer, ArrayRef<int64_t> shape) {
+      return asTensorOfShape(rewriter, loc, buffer, shape);
     };
     rewriter.replaceOpWithNewOp<FromBytesOp>(
         op, type, asTensor(valueBuffer, valueShape),
         asTensor(scaleBuffer, scaleShape), op.getGlobalScale());
+    return success();
+  }
+};
+
+struct LowerTranscode : OpRewritePattern<TranscodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TranscodeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto input = op.getInput().getDefiningOp<FromBytesOp>();
+    if (!input)
+      return failure();
+    Location loc = op.getLoc();
+    QTensorType from = op.getInput().getType(), to = op.getResult().getType();
+    Value values = flatBuffer(rewriter, loc, input.getValues());
+    Value scales = flatBuffer(rewriter, loc, input.getScales());
+    Type i8 = rewriter.getI8Type();
+    SmallVector<int64_t> valueShape = to.getValueStorageShape();
+    SmallVector<int64_t> scaleShape = to.getScaleStorageShape();
+    // One op fills both outputs: allocate both, fill, then wrap each.
+    auto flat = [&](ArrayRef<int64_t> shape) -> Value {
+      return memref::AllocOp::create(
+          rewriter, loc,
+          MemRefType::get({ShapedType::getNumElements(shape)}, i8));
+    };
+    Value outValues = flat(valueShape), outScales = flat(scaleShape);
+    TranscodeStorageOp::create(
+        rewriter, loc, values, scales, outValues, outScales,
+        TypeAttr::get(from), TypeAttr::get(to),
+        TranscodeVariantAttr::get(getContext(), op.getVariant()),
+        ExponentBumpAttr::get(getContext(), op.getExponentBump()));
+    auto asTensor = [&](Value buffer, ArrayRef<int64_t> shape) {
+      return asTensorOfShape(rewriter, loc, buffer, shape);
+    };
+    Value valueTensor = asTensor(outValues, valueShape);
+    Value scaleTensor = asTensor(outScales, scaleShape);
+    Value result = FromBytesOp::create(rewriter, loc, to, valueTensor,
+                                       scaleTensor, Value());
+    rewriter.replaceOp(op, {result, input.getGlobalScale()});
     return success();
   }
 };
@@ -157,19 +192,14 @@ struct LowerToStoragePass
           LowerToStoragePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerConvertLayout, LowerDequantize, LowerQuantize>(
+    patterns.add<LowerConvertLayout, LowerDequantize, LowerQuantize,
+                 LowerTranscode>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // What is left cannot be lowered yet: say so at each op.
     WalkResult result = getOperation()->walk([&](Operation *op) {
-      if (isa<TranscodeOp>(op)) {
-        op->emitOpError()
-            << "cannot be lowered to byte buffers yet: only constant inputs "
-               "are supported (they fold with microscale-fold-constants)";
-        return WalkResult::interrupt();
-      }
-      if (isa<ConvertLayoutOp, DequantizeOp, QuantizeOp>(op)) {
+      if (isa<ConvertLayoutOp, DequantizeOp, QuantizeOp, TranscodeOp>(op)) {
         op->emitOpError()
             << "cannot be lowered to byte buffers: "
             << (isa<QuantizeOp>(op)

@@ -316,4 +316,39 @@ def Microscale_QuantizeStorageOp : Microscale_Op<"quantize_storage"> {
   }];
 }
 
+def Microscale_TranscodeStorageOp : Microscale_Op<"transcode_storage"> {
+  let summary = "Transcode from byte buffers into byte buffers";
+  let description = [{
+    The buffer-level form of `transcode`: reads the element and scale bytes
+    of a quantized tensor of type `from` (in its layouts) and writes those of
+    `to` (in its layouts, padding zero). Same numerics as `transcode`; the
+    global scale is not touched (it passes through unchanged).
+
+    `microscale-lower-storage-conversions` lowers it to two parallel loops,
+    over the destination's scale and element store units, that look codes up
+    in constant tables computed by the C++ reference (256 entries for the
+    scale, 4096 for (scale code, element code) pairs).
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$values,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$scales,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemWrite]>:$out_values,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemWrite]>:$out_scales,
+                       TypeAttrOf<Microscale_QTensor>:$from,
+                       TypeAttrOf<Microscale_QTensor>:$to,
+      DefaultValuedAttr<Microscale_TranscodeVariantAttr,
+                        "::mlir::microscale::TranscodeVariant::lut">:$variant,
+      DefaultValuedAttr<Microscale_ExponentBumpAttr,
+                        "::mlir::microscale::ExponentBump::nonzero_mantissa">:$exponent_bump);
+  let assemblyFormat = [{
+    $values `,` $scales `into` $out_values `,` $out_scales attr-dict `:`
+    $from `->` $to `,` type($values) `,` type($scales) `,` type($out_values)
+    `,` type($out_scales)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    QTensorType getFromType() { return ::llvm::cast<QTensorType>(getFrom()); }
+    QTensorType getToType() { return ::llvm::cast<QTensorType>(getTo()); }
+  }];
+}
+
 #endif // MICROSCALE_OPS_TD

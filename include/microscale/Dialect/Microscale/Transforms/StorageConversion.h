@@ -51,4 +51,19 @@ void emitStoreUnitBytes(OpBuilder &builder, Location loc, Value dest,
 /// into a temporary of one byte per block, then the scale bytes and the
 /// element bytes through their layouts). Defined in LowerQuantize.cpp.
 void lowerQuantizeStorage(QuantizeStorageOp op);
+
+/// One parallel loop over the store units of `layout`'s storage of `shape`
+/// (`storageBytes` bytes), gathering each unit's codes from `loadElement`
+/// (an i32 per logical index) and storing them into the 1-D i8 `dest`.
+/// Defined in LowerQuantize.cpp.
+void emitGatherLoop(OpBuilder &builder, Location loc,
+                    LayoutAttrInterface layout, ArrayRef<int64_t> shape,
+                    unsigned bits, int64_t storageBytes, Value dest,
+                    function_ref<Value(OpBuilder &, Location, ValueRange)>
+                        loadElement);
+
+/// Replaces a transcode_storage with table-driven gather loops. Returns
+/// failure (with a diagnostic) when the op has no enclosing module for its
+/// tables. Defined in LowerTranscode.cpp.
+LogicalResult lowerTranscodeStorage(TranscodeStorageOp op);
 } // namespace mlir::microscale

@@ -35,6 +35,21 @@ uint8_t roundToE2M3(double value, TranscodeVariant variant) {
   return static_cast<uint8_t>(code);
 }
 
+/// A tensor blocked on `axis` seen as [outer, extent, inner].
+struct BlockedExtents {
+  int64_t outer = 1, extent = 0, inner = 1, blocks = 0;
+};
+BlockedExtents blockedExtents(const QuantizedTensor &tensor) {
+  BlockedExtents e;
+  for (int64_t d = 0; d < tensor.axis; ++d)
+    e.outer *= tensor.shape[d];
+  for (size_t d = tensor.axis + 1; d < tensor.shape.size(); ++d)
+    e.inner *= tensor.shape[d];
+  e.extent = tensor.shape[tensor.axis];
+  e.blocks = tensor.scaleShape[tensor.axis];
+  return e;
+}
+
 std::array<uint8_t, 64> buildTable(TranscodeVariant variant,
                                    ExponentBumpRule rule) {
   std::array<uint8_t, 64> table{};
@@ -114,13 +129,9 @@ std::string transcode(const QuantizedTensor &source, TranscodeVariant variant,
   const int64_t rank = static_cast<int64_t>(source.shape.size());
   if (source.axis < 0 || source.axis >= rank)
     return "block axis out of range";
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < source.axis; ++d)
-    outer *= source.shape[d];
-  for (int64_t d = source.axis + 1; d < rank; ++d)
-    inner *= source.shape[d];
-  const int64_t extent = source.shape[source.axis];
-  const int64_t blocks = source.scaleShape[source.axis];
+  if (source.scaleShape != scaleShapeFor(source.shape, source.axis, 32))
+    return "scale shape does not match the shape";
+  const auto [outer, extent, inner, blocks] = blockedExtents(source);
   if (static_cast<int64_t>(source.elements.size()) != outer * extent * inner ||
       static_cast<int64_t>(source.scales.size()) != outer * blocks * inner)
     return "element or scale count does not match the shape";
@@ -158,14 +169,7 @@ std::vector<float> dequantize(const TranscodedTensor &tensor) {
   // convention as the NVFP4 source's dequantization, so an exact transcode
   // gives identical floats.
   const QuantizedTensor &mx = tensor.mx;
-  const int64_t rank = static_cast<int64_t>(mx.shape.size());
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < mx.axis; ++d)
-    outer *= mx.shape[d];
-  for (int64_t d = mx.axis + 1; d < rank; ++d)
-    inner *= mx.shape[d];
-  const int64_t extent = mx.shape[mx.axis];
-  const int64_t blocks = mx.scaleShape[mx.axis];
+  const auto [outer, extent, inner, blocks] = blockedExtents(mx);
   std::vector<float> values(mx.elements.size());
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < extent; ++i)

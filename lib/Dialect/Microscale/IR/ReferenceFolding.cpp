@@ -96,6 +96,23 @@ static std::vector<int64_t> toStd(ArrayRef<int64_t> shape) {
   return std::vector<int64_t>(shape.begin(), shape.end());
 }
 
+/// The unpacked reference form of a constant quantized tensor of `type`.
+static ref::QuantizedTensor toReference(QTensorType type,
+                                        const ConstantQTensor &input) {
+  ref::QuantizedTensor tensor;
+  tensor.format = type.getFormat().getReferenceFormat();
+  tensor.shape = toStd(type.getShape());
+  tensor.axis = type.getAxis();
+  tensor.scaleShape = toStd(type.getScaleShape());
+  tensor.elements.resize(type.getNumElements());
+  tensor.scales.resize(ShapedType::getNumElements(type.getScaleShape()));
+  tensor.globalScale = input.globalScale;
+  type.buildValueReference()->load(input.values.data(),
+                                   tensor.elements.data());
+  type.buildScaleReference()->load(input.scales.data(), tensor.scales.data());
+  return tensor;
+}
+
 namespace {
 /// quantize(constant) -> from_bytes(constant, constant[, constant]).
 struct FoldConstantQuantize : OpRewritePattern<QuantizeOp> {
@@ -142,19 +159,8 @@ struct FoldConstantDequantize : OpRewritePattern<DequantizeOp> {
     std::optional<ConstantQTensor> input = getConstantQTensor(op.getInput(), maxElements);
     if (!input)
       return failure();
-    QTensorType type = op.getInput().getType();
-    ref::QuantizedTensor tensor;
-    tensor.format = type.getFormat().getReferenceFormat();
-    tensor.shape = toStd(type.getShape());
-    tensor.axis = type.getAxis();
-    tensor.scaleShape = toStd(type.getScaleShape());
-    tensor.elements.resize(type.getNumElements());
-    tensor.scales.resize(ShapedType::getNumElements(type.getScaleShape()));
-    tensor.globalScale = input->globalScale;
-    type.buildValueReference()->load(input->values.data(),
-                                     tensor.elements.data());
-    type.buildScaleReference()->load(input->scales.data(),
-                                     tensor.scales.data());
+    ref::QuantizedTensor tensor =
+        toReference(op.getInput().getType(), *input);
     std::vector<float> values = ref::dequantize(
         tensor, op.getE8m0Edges() == E8M0Edges::ocp ? ref::E8M0Edges::OCP
                                                     : ref::E8M0Edges::ZeroInf);
@@ -209,19 +215,8 @@ struct FoldConstantTranscode : OpRewritePattern<TranscodeOp> {
         getConstantQTensor(op.getInput(), maxElements);
     if (!input)
       return failure();
-    QTensorType from = op.getInput().getType();
-    ref::QuantizedTensor source;
-    source.format = from.getFormat().getReferenceFormat();
-    source.shape = toStd(from.getShape());
-    source.axis = from.getAxis();
-    source.scaleShape = toStd(from.getScaleShape());
-    source.elements.resize(from.getNumElements());
-    source.scales.resize(ShapedType::getNumElements(from.getScaleShape()));
-    source.globalScale = input->globalScale;
-    from.buildValueReference()->load(input->values.data(),
-                                     source.elements.data());
-    from.buildScaleReference()->load(input->scales.data(),
-                                     source.scales.data());
+    ref::QuantizedTensor source =
+        toReference(op.getInput().getType(), *input);
     ref::TranscodedTensor result;
     std::string error = ref::transcode(
         source,

@@ -53,7 +53,7 @@ func.func @f(%q: !microscale.qtensor<64x64, nvfp4_b32, axis = 1>) {
 !nv = !microscale.qtensor<2x64, nvfp4_b32, axis = 1>
 !mx = !microscale.qtensor<2x64, mxfp6_e2m3, axis = 1>
 func.func @f(%v: memref<64xi8>, %s: memref<4xi8>, %ov: memref<64xi8>, %os: memref<4xi8>) {
-  // expected-error @+1 {{'microscale.transcode_storage' op 'out_values' holds 64 bytes, but its layout needs 96}}
+  // expected-error @+1 {{'microscale.transcode_storage' op out_values must hold the 96 storage bytes of its layout, got 'memref<64xi8>'}}
   microscale.transcode_storage %v, %s into %ov, %os : !nv -> !mx, memref<64xi8>, memref<4xi8>, memref<64xi8>, memref<4xi8>
   return
 }

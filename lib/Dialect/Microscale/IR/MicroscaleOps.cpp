@@ -121,27 +121,6 @@ LogicalResult TranscodeOp::verify() {
                               getResult().getType());
 }
 
-LogicalResult TranscodeStorageOp::verify() {
-  QTensorType from = getFromType(), to = getToType();
-  if (failed(verifyTranscodeTypes(*this, from, to)))
-    return failure();
-  auto check = [&](Value buffer, ArrayRef<int64_t> storage,
-                   StringRef what) -> LogicalResult {
-    int64_t expected = ShapedType::getNumElements(storage);
-    int64_t size = cast<MemRefType>(buffer.getType()).getDimSize(0);
-    if (!ShapedType::isDynamic(size) && size != expected)
-      return emitOpError() << what << " holds " << size
-                           << " bytes, but its layout needs " << expected;
-    return success();
-  };
-  if (failed(check(getValues(), from.getValueStorageShape(), "'values'")) ||
-      failed(check(getScales(), from.getScaleStorageShape(), "'scales'")) ||
-      failed(check(getOutValues(), to.getValueStorageShape(), "'out_values'")) ||
-      failed(check(getOutScales(), to.getScaleStorageShape(), "'out_scales'")))
-    return failure();
-  return success();
-}
-
 LogicalResult ConvertLayoutOp::verify() {
   QTensorType from = getInput().getType(), to = getType();
   if (from.getShape() != to.getShape())
@@ -229,37 +208,6 @@ LayoutAttrInterface ConvertStorageOp::getDestLayout() {
                                           : getToType().getScaleLayout();
 }
 
-LogicalResult ConvertStorageOp::verify() {
-  QTensorType from = getFromType(), to = getToType();
-  if (from.getShape() != to.getShape() || from.getFormat() != to.getFormat() ||
-      from.getAxis() != to.getAxis())
-    return emitOpError() << "'from' and 'to' must be the same logical tensor "
-                            "(shape, format, block axis), got "
-                         << Type(from) << " and " << Type(to);
-  if (!getUnitRange().empty() && getUnitRange().size() != 2)
-    return emitOpError() << "expects a unit range of two bounds, got "
-                         << getUnitRange().size();
-  auto check = [&](Value buffer, QTensorType type,
-                   StringRef what) -> LogicalResult {
-    SmallVector<int64_t> storage = getPart() == StoragePart::values
-                                       ? type.getValueStorageShape()
-                                       : type.getScaleStorageShape();
-    int64_t bytes = ShapedType::getNumElements(storage);
-    auto memref = cast<MemRefType>(buffer.getType());
-    if (memref.isDynamicDim(0) || memref.getDimSize(0) == bytes)
-      return success();
-    return emitOpError() << what << " must hold the " << bytes
-                         << " storage bytes of its layout, got "
-                         << Type(memref);
-  };
-  return failure(failed(check(getSource(), from, "source")) ||
-                 failed(check(getDest(), to, "dest")));
-}
-
-//===----------------------------------------------------------------------===//
-// dequantize_storage / quantize_storage
-//===----------------------------------------------------------------------===//
-
 /// A 1-D buffer holds `count` elements (or its size is dynamic).
 static LogicalResult verifyBufferSize(Operation *op, Value buffer,
                                       int64_t count, StringRef what,
@@ -270,6 +218,39 @@ static LogicalResult verifyBufferSize(Operation *op, Value buffer,
   return op->emitOpError() << what << " must hold the " << count << " "
                            << unit << ", got " << Type(memref);
 }
+
+/// A byte buffer must hold exactly the storage bytes of its layout.
+static LogicalResult verifyStorageBuffer(Operation *op, Value buffer,
+                                         ArrayRef<int64_t> storageShape,
+                                         StringRef what) {
+  return verifyBufferSize(op, buffer, ShapedType::getNumElements(storageShape),
+                          what, "storage bytes of its layout");
+}
+
+LogicalResult ConvertStorageOp::verify() {
+  QTensorType from = getFromType(), to = getToType();
+  if (from.getShape() != to.getShape() || from.getFormat() != to.getFormat() ||
+      from.getAxis() != to.getAxis())
+    return emitOpError() << "'from' and 'to' must be the same logical tensor "
+                            "(shape, format, block axis), got "
+                         << Type(from) << " and " << Type(to);
+  if (!getUnitRange().empty() && getUnitRange().size() != 2)
+    return emitOpError() << "expects a unit range of two bounds, got "
+                         << getUnitRange().size();
+  auto storageShape = [&](QTensorType type) {
+    return getPart() == StoragePart::values ? type.getValueStorageShape()
+                                            : type.getScaleStorageShape();
+  };
+  Operation *op = *this;
+  return failure(
+      failed(verifyStorageBuffer(op, getSource(), storageShape(from),
+                                 "source")) ||
+      failed(verifyStorageBuffer(op, getDest(), storageShape(to), "dest")));
+}
+
+//===----------------------------------------------------------------------===//
+// dequantize_storage / quantize_storage
+//===----------------------------------------------------------------------===//
 
 /// The global-scale operand is there exactly when the format has one.
 static LogicalResult verifyGlobalScale(Operation *op, FormatAttr format,
@@ -285,14 +266,10 @@ static LogicalResult verifyGlobalScale(Operation *op, FormatAttr format,
 LogicalResult DequantizeStorageOp::verify() {
   QTensorType type = getQTensorType();
   Operation *op = *this;
-  if (failed(verifyBufferSize(
-          op, getValues(),
-          ShapedType::getNumElements(type.getValueStorageShape()), "values",
-          "storage bytes of its layout")) ||
-      failed(verifyBufferSize(
-          op, getScales(),
-          ShapedType::getNumElements(type.getScaleStorageShape()), "scales",
-          "storage bytes of its layout")) ||
+  if (failed(verifyStorageBuffer(op, getValues(), type.getValueStorageShape(),
+                                 "values")) ||
+      failed(verifyStorageBuffer(op, getScales(), type.getScaleStorageShape(),
+                                 "scales")) ||
       failed(verifyBufferSize(op, getOut(), type.getNumElements(), "out",
                               "logical elements")) ||
       failed(verifyGlobalScale(op, type.getFormat(), getGlobalScale())))
@@ -312,14 +289,30 @@ LogicalResult QuantizeStorageOp::verify() {
   Operation *op = *this;
   if (failed(verifyBufferSize(op, getInput(), type.getNumElements(), "input",
                               "logical elements")) ||
-      failed(verifyBufferSize(
-          op, getValues(),
-          ShapedType::getNumElements(type.getValueStorageShape()), "values",
-          "storage bytes of its layout")) ||
-      failed(verifyBufferSize(
-          op, getScales(),
-          ShapedType::getNumElements(type.getScaleStorageShape()), "scales",
-          "storage bytes of its layout")))
+      failed(verifyStorageBuffer(op, getValues(), type.getValueStorageShape(),
+                                 "values")) ||
+      failed(verifyStorageBuffer(op, getScales(), type.getScaleStorageShape(),
+                                 "scales")))
     return failure();
   return verifyGlobalScale(op, type.getFormat(), getGlobalScale());
+}
+
+//===----------------------------------------------------------------------===//
+// transcode_storage
+//===----------------------------------------------------------------------===//
+
+LogicalResult TranscodeStorageOp::verify() {
+  QTensorType from = getFromType(), to = getToType();
+  Operation *op = *this;
+  if (failed(verifyTranscodeTypes(op, from, to)) ||
+      failed(verifyStorageBuffer(op, getValues(), from.getValueStorageShape(),
+                                 "values")) ||
+      failed(verifyStorageBuffer(op, getScales(), from.getScaleStorageShape(),
+                                 "scales")) ||
+      failed(verifyStorageBuffer(op, getOutValues(),
+                                 to.getValueStorageShape(), "out_values")) ||
+      failed(verifyStorageBuffer(op, getOutScales(),
+                                 to.getScaleStorageShape(), "out_scales")))
+    return failure();
+  return success();
 }

@@ -97,8 +97,8 @@ static std::vector<int64_t> toStd(ArrayRef<int64_t> shape) {
 }
 
 /// The unpacked reference form of a constant quantized tensor of `type`.
-static ref::QuantizedTensor toReference(QTensorType type,
-                                        const ConstantQTensor &input) {
+static ref::QuantizedTensor unpackConstant(QTensorType type,
+                                           const ConstantQTensor &input) {
   ref::QuantizedTensor tensor;
   tensor.format = type.getFormat().getReferenceFormat();
   tensor.shape = toStd(type.getShape());
@@ -160,10 +160,9 @@ struct FoldConstantDequantize : OpRewritePattern<DequantizeOp> {
     if (!input)
       return failure();
     ref::QuantizedTensor tensor =
-        toReference(op.getInput().getType(), *input);
+        unpackConstant(op.getInput().getType(), *input);
     std::vector<float> values = ref::dequantize(
-        tensor, op.getE8m0Edges() == E8M0Edges::ocp ? ref::E8M0Edges::OCP
-                                                    : ref::E8M0Edges::ZeroInf);
+        tensor, toReference(op.getE8m0Edges()));
     RankedTensorType resultType = op.getType();
     const llvm::fltSemantics &semantics =
         cast<FloatType>(resultType.getElementType()).getFloatSemantics();
@@ -216,16 +215,11 @@ struct FoldConstantTranscode : OpRewritePattern<TranscodeOp> {
     if (!input)
       return failure();
     ref::QuantizedTensor source =
-        toReference(op.getInput().getType(), *input);
+        unpackConstant(op.getInput().getType(), *input);
     ref::TranscodedTensor result;
-    std::string error = ref::transcode(
-        source,
-        op.getVariant() == TranscodeVariant::lut ? ref::TranscodeVariant::LUT
-                                                 : ref::TranscodeVariant::HWCVT,
-        op.getExponentBump() == ExponentBump::nonzero_mantissa
-            ? ref::ExponentBumpRule::NonzeroMantissa
-            : ref::ExponentBumpRule::MantissaAtLeast3,
-        result);
+    std::string error =
+        ref::transcode(source, toReference(op.getVariant()),
+                       toReference(op.getExponentBump()), result);
     if (!error.empty())
       return rewriter.notifyMatchFailure(op, error);
     Value transcoded =

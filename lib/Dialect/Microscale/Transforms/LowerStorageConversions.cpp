@@ -71,9 +71,7 @@ static void lower(DequantizeStorageOp op) {
   Location loc = op.getLoc();
   Emitter e(builder, loc);
   ref::MXFormat format = type.getFormat().getReferenceFormat();
-  ref::E8M0Edges edges = op.getE8m0Edges() == E8M0Edges::ocp
-                             ? ref::E8M0Edges::OCP
-                             : ref::E8M0Edges::ZeroInf;
+  ref::E8M0Edges edges = toReference(op.getE8m0Edges());
   std::string elementName =
       "microscale_decode_" + std::string(ref::getInfo(format.element).name);
   std::string scaleName =

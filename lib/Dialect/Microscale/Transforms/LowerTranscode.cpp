@@ -50,12 +50,8 @@ LogicalResult mlir::microscale::lowerTranscodeStorage(TranscodeStorageOp op) {
   auto module = op->getParentOfType<ModuleOp>();
   if (!module)
     return op.emitOpError() << "needs an enclosing module for its tables";
-  const auto variant = op.getVariant() == TranscodeVariant::lut
-                           ? ref::TranscodeVariant::LUT
-                           : ref::TranscodeVariant::HWCVT;
-  const auto rule = op.getExponentBump() == ExponentBump::nonzero_mantissa
-                        ? ref::ExponentBumpRule::NonzeroMantissa
-                        : ref::ExponentBumpRule::MantissaAtLeast3;
+  const ref::TranscodeVariant variant = toReference(op.getVariant());
+  const ref::ExponentBumpRule rule = toReference(op.getExponentBump());
   SmallVector<int8_t> scaleTable(256), elementTable(4096);
   for (unsigned s = 0; s < 256; ++s) {
     const ref::SplitScale split = ref::splitE4M3Scale(s, rule);

@@ -8,6 +8,7 @@
 
 #include "microscale/Dialect/Microscale/IR/MicroscaleLayoutInterface.h"
 #include "microscale/Reference/MXFormat.h"
+#include "microscale/Reference/Transcode.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -40,8 +41,24 @@ inline constexpr int64_t kCanonicalizerFoldLimit = 65536;
 /// call a compiler needs to parse and build microscale IR.
 void registerMicroscaleDialect(DialectRegistry &registry);
 
-/// Patterns that fold quantize, dequantize and convert_layout of constants
-/// (of at most `maxElements` logical elements) through the C++ reference.
+/// The reference library's spelling of the dialect's enum attributes.
+inline ::microscale::ref::E8M0Edges toReference(E8M0Edges edges) {
+  return edges == E8M0Edges::ocp ? ::microscale::ref::E8M0Edges::OCP
+                                 : ::microscale::ref::E8M0Edges::ZeroInf;
+}
+inline ::microscale::ref::TranscodeVariant toReference(TranscodeVariant v) {
+  return v == TranscodeVariant::lut ? ::microscale::ref::TranscodeVariant::LUT
+                                    : ::microscale::ref::TranscodeVariant::HWCVT;
+}
+inline ::microscale::ref::ExponentBumpRule toReference(ExponentBump bump) {
+  return bump == ExponentBump::nonzero_mantissa
+             ? ::microscale::ref::ExponentBumpRule::NonzeroMantissa
+             : ::microscale::ref::ExponentBumpRule::MantissaAtLeast3;
+}
+
+/// Patterns that fold quantize, dequantize, convert_layout and transcode of
+/// constants (of at most `maxElements` logical elements) through the C++
+/// reference.
 void populateReferenceFoldingPatterns(RewritePatternSet &patterns,
                                       int64_t maxElements);
 } // namespace microscale

@@ -36,22 +36,28 @@ static void lower(ConvertStorageOp op) {
   op.erase();
 }
 
-/// A constant decode table (code -> f32) as a private memref.global of the
-/// module, shared by every user.
-static Value getDecodeTable(OpBuilder &builder, Location loc, ModuleOp module,
-                            StringRef name, ArrayRef<float> values) {
-  MLIRContext *context = builder.getContext();
-  auto type = MemRefType::get({static_cast<int64_t>(values.size())},
-                              Float32Type::get(context));
+Value mlir::microscale::getConstantTable(OpBuilder &builder, Location loc,
+                                         ModuleOp module, StringRef name,
+                                         DenseElementsAttr values) {
+  auto type = MemRefType::get(values.getType().getShape(),
+                              values.getType().getElementType());
   if (!module.lookupSymbol<memref::GlobalOp>(name)) {
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(module.getBody());
-    auto tensorType = RankedTensorType::get(type.getShape(), type.getElementType());
     memref::GlobalOp::create(builder, loc, name, builder.getStringAttr("private"),
-                             type, DenseElementsAttr::get(tensorType, values),
-                             /*constant=*/true, /*alignment=*/IntegerAttr());
+                             type, values, /*constant=*/true,
+                             /*alignment=*/IntegerAttr());
   }
   return memref::GetGlobalOp::create(builder, loc, type, name);
+}
+
+/// A decode table (code -> f32) as a constant module global.
+static Value getDecodeTable(OpBuilder &builder, Location loc, ModuleOp module,
+                            StringRef name, ArrayRef<float> values) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    builder.getF32Type());
+  return getConstantTable(builder, loc, module, name,
+                          DenseElementsAttr::get(type, values));
 }
 
 static SmallVector<float> decodeTable(::microscale::ref::ScalarFormat format,

@@ -43,16 +43,38 @@ static Value asTensorOfShape(OpBuilder &b, Location loc, Value flat,
       /*restrict=*/true, /*writable=*/true);
 }
 
+/// A fresh 1-D allocation of `shape`'s element count.
+static Value allocateFlat(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                          Type element) {
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get({ShapedType::getNumElements(shape)}, element));
+}
+
 /// A fresh 1-D allocation of `shape`'s element count, and the tensor of
 /// `shape` it becomes once `fill` has written it.
 static Value allocateAndFill(OpBuilder &b, Location loc,
                              ArrayRef<int64_t> shape, Type element,
                              function_ref<void(Value)> fill) {
-  int64_t count = ShapedType::getNumElements(shape);
-  auto flatType = MemRefType::get({count}, element);
-  Value flat = memref::AllocOp::create(b, loc, flatType);
+  Value flat = allocateFlat(b, loc, shape, element);
   fill(flat);
   return asTensorOfShape(b, loc, flat, shape);
+}
+
+/// Fresh value and scale byte buffers for `type`'s storage, written by one
+/// op that `fill` creates, and the quantized tensor they become.
+static Value allocateAndFillQTensor(OpBuilder &b, Location loc,
+                                    QTensorType type, Value globalScale,
+                                    function_ref<void(Value, Value)> fill) {
+  SmallVector<int64_t> valueShape = type.getValueStorageShape();
+  SmallVector<int64_t> scaleShape = type.getScaleStorageShape();
+  Type i8 = b.getI8Type();
+  Value values = allocateFlat(b, loc, valueShape, i8);
+  Value scales = allocateFlat(b, loc, scaleShape, i8);
+  fill(values, scales);
+  return FromBytesOp::create(b, loc, type,
+                             asTensorOfShape(b, loc, values, valueShape),
+                             asTensorOfShape(b, loc, scales, scaleShape),
+                             globalScale);
 }
 
 namespace {
@@ -128,23 +150,14 @@ struct LowerQuantize : OpRewritePattern<QuantizeOp> {
       return failure();
     Location loc = op.getLoc();
     Value input = flatBuffer(rewriter, loc, op.getInput());
-    Type i8 = rewriter.getI8Type();
-    SmallVector<int64_t> valueShape = type.getValueStorageShape();
-    SmallVector<int64_t> scaleShape = type.getScaleStorageShape();
-    auto flat = [&](ArrayRef<int64_t> shape) {
-      return memref::AllocOp::create(
-          rewriter, loc,
-          MemRefType::get({ShapedType::getNumElements(shape)}, i8));
-    };
-    Value valueBuffer = flat(valueShape), scaleBuffer = flat(scaleShape);
-    QuantizeStorageOp::create(rewriter, loc, input, op.getGlobalScale(),
-                              valueBuffer, scaleBuffer, TypeAttr::get(type));
-    auto asTensor = [&](Value buffer, ArrayRef<int64_t> shape) {
-      return asTensorOfShape(rewriter, loc, buffer, shape);
-    };
-    rewriter.replaceOpWithNewOp<FromBytesOp>(
-        op, type, asTensor(valueBuffer, valueShape),
-        asTensor(scaleBuffer, scaleShape), op.getGlobalScale());
+    rewriter.replaceOp(
+        op, allocateAndFillQTensor(
+                rewriter, loc, type, op.getGlobalScale(),
+                [&](Value values, Value scales) {
+                  QuantizeStorageOp::create(rewriter, loc, input,
+                                            op.getGlobalScale(), values,
+                                            scales, TypeAttr::get(type));
+                }));
     return success();
   }
 };
@@ -160,28 +173,15 @@ struct LowerTranscode : OpRewritePattern<TranscodeOp> {
     QTensorType from = op.getInput().getType(), to = op.getResult().getType();
     Value values = flatBuffer(rewriter, loc, input.getValues());
     Value scales = flatBuffer(rewriter, loc, input.getScales());
-    Type i8 = rewriter.getI8Type();
-    SmallVector<int64_t> valueShape = to.getValueStorageShape();
-    SmallVector<int64_t> scaleShape = to.getScaleStorageShape();
-    // One op fills both outputs: allocate both, fill, then wrap each.
-    auto flat = [&](ArrayRef<int64_t> shape) -> Value {
-      return memref::AllocOp::create(
-          rewriter, loc,
-          MemRefType::get({ShapedType::getNumElements(shape)}, i8));
-    };
-    Value outValues = flat(valueShape), outScales = flat(scaleShape);
-    TranscodeStorageOp::create(
-        rewriter, loc, values, scales, outValues, outScales,
-        TypeAttr::get(from), TypeAttr::get(to),
-        TranscodeVariantAttr::get(getContext(), op.getVariant()),
-        ExponentBumpAttr::get(getContext(), op.getExponentBump()));
-    auto asTensor = [&](Value buffer, ArrayRef<int64_t> shape) {
-      return asTensorOfShape(rewriter, loc, buffer, shape);
-    };
-    Value valueTensor = asTensor(outValues, valueShape);
-    Value scaleTensor = asTensor(outScales, scaleShape);
-    Value result = FromBytesOp::create(rewriter, loc, to, valueTensor,
-                                       scaleTensor, Value());
+    Value result = allocateAndFillQTensor(
+        rewriter, loc, to, /*globalScale=*/Value(),
+        [&](Value outValues, Value outScales) {
+          TranscodeStorageOp::create(
+              rewriter, loc, values, scales, outValues, outScales,
+              TypeAttr::get(from), TypeAttr::get(to),
+              TranscodeVariantAttr::get(getContext(), op.getVariant()),
+              ExponentBumpAttr::get(getContext(), op.getExponentBump()));
+        });
     rewriter.replaceOp(op, {result, input.getGlobalScale()});
     return success();
   }

@@ -21,22 +21,13 @@ using namespace mlir::microscale;
 using namespace mlir::microscale::codegen;
 namespace ref = ::microscale::ref;
 
-/// A private constant i8 table in `module`, created once per name.
+/// A constant i8 table in `module`, created once per name.
 static Value getByteTable(OpBuilder &builder, Location loc, ModuleOp module,
                           StringRef name, ArrayRef<int8_t> bytes) {
-  auto type = MemRefType::get({static_cast<int64_t>(bytes.size())},
-                              builder.getI8Type());
-  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(module.getBody());
-    auto tensorType =
-        RankedTensorType::get(type.getShape(), type.getElementType());
-    memref::GlobalOp::create(builder, loc, name,
-                             builder.getStringAttr("private"), type,
-                             DenseElementsAttr::get(tensorType, bytes),
-                             /*constant=*/true, /*alignment=*/IntegerAttr());
-  }
-  return memref::GetGlobalOp::create(builder, loc, type, name);
+  auto type = RankedTensorType::get({static_cast<int64_t>(bytes.size())},
+                                    builder.getI8Type());
+  return getConstantTable(builder, loc, module, name,
+                          DenseElementsAttr::get(type, bytes));
 }
 
 /// Loads entry `code` (an i32) of a byte table, zero-extended to i32.

@@ -10,6 +10,7 @@
 #define MICROSCALE_DIALECT_MICROSCALE_TRANSFORMS_STORAGECONVERSION_H
 
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::microscale {
 
@@ -61,6 +62,12 @@ void emitGatherLoop(OpBuilder &builder, Location loc,
                     unsigned bits, int64_t storageBytes, Value dest,
                     function_ref<Value(OpBuilder &, Location, ValueRange)>
                         loadElement);
+
+/// A private constant memref.global of `module` holding `values` (a 1-D
+/// tensor attribute), created once per name, and its memref.get_global at
+/// the builder's insertion point. Defined in LowerStorageConversions.cpp.
+Value getConstantTable(OpBuilder &builder, Location loc, ModuleOp module,
+                       StringRef name, DenseElementsAttr values);
 
 /// Replaces a transcode_storage with table-driven gather loops. Returns
 /// failure (with a diagnostic) when the op has no enclosing module for its

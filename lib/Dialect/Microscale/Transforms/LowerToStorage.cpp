@@ -71,9 +71,10 @@ static Value allocateAndFillQTensor(OpBuilder &b, Location loc,
   Value values = allocateFlat(b, loc, valueShape, i8);
   Value scales = allocateFlat(b, loc, scaleShape, i8);
   fill(values, scales);
-  return FromBytesOp::create(b, loc, type,
-                             asTensorOfShape(b, loc, values, valueShape),
-                             asTensorOfShape(b, loc, scales, scaleShape),
+  // Two statements: the IR order must not depend on argument evaluation.
+  Value valueTensor = asTensorOfShape(b, loc, values, valueShape);
+  Value scaleTensor = asTensorOfShape(b, loc, scales, scaleShape);
+  return FromBytesOp::create(b, loc, type, valueTensor, scaleTensor,
                              globalScale);
 }
 

@@ -22,7 +22,7 @@
 // Any .safetensors files given add one row group per bf16, f16 or f32 tensor.
 //
 //===----------------------------------------------------------------------===//
-#include "../mx-convert/Safetensors.h"
+#include "Safetensors.h"
 #include "microscale/Reference/FloatFormats.h"
 #include "microscale/Reference/MXFormat.h"
 #include "microscale/Reference/Transcode.h"

@@ -6,8 +6,8 @@
 // malformed or truncated file can get wrong before any byte is used.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MICROSCALE_TOOLS_MXCONVERT_SAFETENSORS_H
-#define MICROSCALE_TOOLS_MXCONVERT_SAFETENSORS_H
+#ifndef MICROSCALE_TOOLS_SAFETENSORS_H
+#define MICROSCALE_TOOLS_SAFETENSORS_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"

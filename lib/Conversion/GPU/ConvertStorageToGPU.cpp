@@ -179,38 +179,46 @@ static LogicalResult outline(ConvertStorageOp op, gpu::GPUModuleOp kernels,
 // dequantize_storage from the Hopper layouts: seed 000's PTX sequence
 //===----------------------------------------------------------------------===//
 
-/// The decode of one Hopper value word into four bf16x2 registers (slot s:
-/// low half the even MX element, high half the odd one), each times 2^126
-/// and its scale: slots 0 and 2 hold non-MX index m, slots 1 and 3 m + 8.
-/// Slots 0-2 need one mask after a shift (the layout aligns their sign and
-/// exponent-mantissa bits with bf16's); slot 3 is gathered from three
-/// places. The masked lanes are the FP4 value times 2^-126; one
-/// mul.rn.bf16x2 by 0x7E807E80 (2^126 in both lanes) restores them exactly.
+// The decode of one Hopper value word ($4) into four bf16x2 registers
+// ($0-$3; slot s: low half the even MX element, high half the odd one):
+// slots 0 and 2 hold non-MX index m, slots 1 and 3 m + 8. Slots 0-2 need one
+// mask after a shift (the layout aligns their sign and exponent-mantissa bits
+// with bf16's); slot 3 is gathered from three places. The masked lanes are
+// the FP4 value times 2^-126. Both kernels below share these bit operations
+// (string literals, so that each kernel stays one constant).
+#define MICROSCALE_HOPPER_DECODE_BITS                                          \
+  "and.b32 $0, $4, 0x81C081C0;\n"                                              \
+  "shl.b32 t0, $4, 3;\n"                                                       \
+  "and.b32 $1, t0, 0x81C081C0;\n"                                              \
+  "shl.b32 t0, $4, 6;\n"                                                       \
+  "and.b32 $2, t0, 0x81C081C0;\n"                                              \
+  "shl.b32 t0, $4, 1;\n"                                                       \
+  "and.b32 t0, t0, 0x80008000;\n"                                              \
+  "shr.b32 t1, $4, 3;\n"                                                       \
+  "and.b32 t1, t1, 0x01800180;\n"                                              \
+  "or.b32 t0, t0, t1;\n"                                                       \
+  "shr.b32 t1, $4, 7;\n"                                                       \
+  "and.b32 t1, t1, 0x00400040;\n"                                              \
+  "or.b32 $3, t0, t1;\n"
+// Each slot times its pair of scales ($5 for the even slots, $6 the odd).
+#define MICROSCALE_HOPPER_SCALE_SLOTS                                          \
+  "mul.rn.bf16x2 $0, $0, $5;\n"                                                \
+  "mul.rn.bf16x2 $1, $1, $6;\n"                                                \
+  "mul.rn.bf16x2 $2, $2, $5;\n"                                                \
+  "mul.rn.bf16x2 $3, $3, $6;\n"
+
+/// The exact decode: one mul.rn.bf16x2 by 0x7E807E80 (2^126 in both lanes)
+/// restores the FP4 values exactly, then the scales multiply.
 static constexpr const char *kHopperDecodePTX =
     "{\n"
     ".reg .b32 t0, t1, bias;\n"
     "mov.b32 bias, 0x7E807E80;\n"
-    "and.b32 $0, $4, 0x81C081C0;\n"
-    "shl.b32 t0, $4, 3;\n"
-    "and.b32 $1, t0, 0x81C081C0;\n"
-    "shl.b32 t0, $4, 6;\n"
-    "and.b32 $2, t0, 0x81C081C0;\n"
-    "shl.b32 t0, $4, 1;\n"
-    "and.b32 t0, t0, 0x80008000;\n"
-    "shr.b32 t1, $4, 3;\n"
-    "and.b32 t1, t1, 0x01800180;\n"
-    "or.b32 t0, t0, t1;\n"
-    "shr.b32 t1, $4, 7;\n"
-    "and.b32 t1, t1, 0x00400040;\n"
-    "or.b32 $3, t0, t1;\n"
+    MICROSCALE_HOPPER_DECODE_BITS
     "mul.rn.bf16x2 $0, $0, bias;\n"
     "mul.rn.bf16x2 $1, $1, bias;\n"
     "mul.rn.bf16x2 $2, $2, bias;\n"
     "mul.rn.bf16x2 $3, $3, bias;\n"
-    "mul.rn.bf16x2 $0, $0, $5;\n"
-    "mul.rn.bf16x2 $1, $1, $6;\n"
-    "mul.rn.bf16x2 $2, $2, $5;\n"
-    "mul.rn.bf16x2 $3, $3, $6;\n"
+    MICROSCALE_HOPPER_SCALE_SLOTS
     "}";
 
 /// The same decode with the 2^126 bias folded into the scale: one
@@ -221,24 +229,12 @@ static constexpr const char *kHopperDecodePTX =
 static constexpr const char *kHopperDecodeFoldedPTX =
     "{\n"
     ".reg .b32 t0, t1;\n"
-    "and.b32 $0, $4, 0x81C081C0;\n"
-    "shl.b32 t0, $4, 3;\n"
-    "and.b32 $1, t0, 0x81C081C0;\n"
-    "shl.b32 t0, $4, 6;\n"
-    "and.b32 $2, t0, 0x81C081C0;\n"
-    "shl.b32 t0, $4, 1;\n"
-    "and.b32 t0, t0, 0x80008000;\n"
-    "shr.b32 t1, $4, 3;\n"
-    "and.b32 t1, t1, 0x01800180;\n"
-    "or.b32 t0, t0, t1;\n"
-    "shr.b32 t1, $4, 7;\n"
-    "and.b32 t1, t1, 0x00400040;\n"
-    "or.b32 $3, t0, t1;\n"
-    "mul.rn.bf16x2 $0, $0, $5;\n"
-    "mul.rn.bf16x2 $1, $1, $6;\n"
-    "mul.rn.bf16x2 $2, $2, $5;\n"
-    "mul.rn.bf16x2 $3, $3, $6;\n"
+    MICROSCALE_HOPPER_DECODE_BITS
+    MICROSCALE_HOPPER_SCALE_SLOTS
     "}";
+
+#undef MICROSCALE_HOPPER_DECODE_BITS
+#undef MICROSCALE_HOPPER_SCALE_SLOTS
 
 /// Whether `op` has the operands the Hopper kernel handles.
 static LogicalResult checkHopperDequantize(DequantizeStorageOp op) {

@@ -30,13 +30,6 @@ static Value getByteTable(OpBuilder &builder, Location loc, ModuleOp module,
                           DenseElementsAttr::get(type, bytes));
 }
 
-/// Loads entry `code` (an i32) of a byte table, zero-extended to i32.
-static Value lookup(OpBuilder &b, Location l, Value table, Value code) {
-  Emitter e(b, l);
-  Value byte = memref::LoadOp::create(b, l, table, ValueRange{e.toIndex(code)});
-  return arith::ExtUIOp::create(b, l, b.getI32Type(), byte);
-}
-
 LogicalResult mlir::microscale::lowerTranscodeStorage(TranscodeStorageOp op) {
   auto module = op->getParentOfType<ModuleOp>();
   if (!module)
@@ -78,9 +71,10 @@ LogicalResult mlir::microscale::lowerTranscodeStorage(TranscodeStorageOp op) {
       builder, loc, to.getScaleLayout(), scaleShape, 8,
       ShapedType::getNumElements(to.getScaleStorageShape()), op.getOutScales(),
       [&](OpBuilder &b, Location l, ValueRange index) -> Value {
+        Emitter e(b, l);
         Value code =
             fromScales.emitLoadElement(b, l, inScales, scaleShape, 8, index);
-        return lookup(b, l, scales, code);
+        return e.loadByte(scales, e.toIndex(code));
       });
 
   // The E2M3 elements: (scale code << 4 | element code) indexes the table.
@@ -95,7 +89,8 @@ LogicalResult mlir::microscale::lowerTranscodeStorage(TranscodeStorageOp op) {
         Value code = fromValues.emitLoadElement(b, l, inValues, shape, 4, index);
         Value scaleCode =
             fromScales.emitLoadElement(b, l, inScales, scaleShape, 8, scaleIndex);
-        return lookup(b, l, elements, e.bor(e.shl(scaleCode, 4), code));
+        Value entry = e.bor(e.shl(scaleCode, 4), code);
+        return e.loadByte(elements, e.toIndex(entry));
       });
   op.erase();
   return success();

@@ -4,6 +4,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/Support/InterleavedRange.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::microscale;
@@ -119,6 +120,46 @@ static LogicalResult verifyTranscodeTypes(Operation *op, QTensorType from,
 LogicalResult TranscodeOp::verify() {
   return verifyTranscodeTypes(*this, getInput().getType(),
                               getResult().getType());
+}
+
+/// What a matrix product of two quantized operands needs: [M, K] blocked
+/// along K times [K, N] blocked along K, and a transcode variant only where
+/// an operand can be transcoded.
+static LogicalResult
+verifyScaledMatmulTypes(Operation *op, QTensorType lhs, QTensorType rhs,
+                        std::optional<TranscodeVariant> variant) {
+  if (lhs.getRank() != 2 || rhs.getRank() != 2)
+    return op->emitOpError() << "expects rank-2 operands, got ranks "
+                             << lhs.getRank() << " and " << rhs.getRank();
+  if (lhs.getAxis() != 1)
+    return op->emitOpError()
+           << "expects lhs blocked along K (axis 1), got axis "
+           << lhs.getAxis();
+  if (rhs.getAxis() != 0)
+    return op->emitOpError()
+           << "expects rhs blocked along K (axis 0), got axis "
+           << rhs.getAxis();
+  if (lhs.getShape()[1] != rhs.getShape()[0])
+    return op->emitOpError() << "contraction extents differ: lhs K = "
+                             << lhs.getShape()[1]
+                             << ", rhs K = " << rhs.getShape()[0];
+  if (variant && lhs.getFormat().getShortName() != "nvfp4_b32" &&
+      rhs.getFormat().getShortName() != "nvfp4_b32")
+    return op->emitOpError()
+           << "has a transcode variant but no nvfp4_b32 operand to transcode";
+  return success();
+}
+
+LogicalResult ScaledMatmulOp::verify() {
+  QTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
+  if (failed(verifyScaledMatmulTypes(*this, lhs, rhs, getVariant())))
+    return failure();
+  SmallVector<int64_t> expected = {lhs.getShape()[0], rhs.getShape()[1]};
+  if (getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result shape must be [M, N] = "
+                         << llvm::interleaved_array(expected) << ", got "
+                         << llvm::interleaved_array(getType().getShape());
+  return success();
 }
 
 LogicalResult ConvertLayoutOp::verify() {
@@ -315,4 +356,30 @@ LogicalResult TranscodeStorageOp::verify() {
                                  to.getScaleStorageShape(), "out_scales")))
     return failure();
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// scaled_matmul_storage
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScaledMatmulStorageOp::verify() {
+  QTensorType lhs = getLhsType(), rhs = getRhsType();
+  Operation *op = *this;
+  if (failed(verifyScaledMatmulTypes(op, lhs, rhs, getVariant())) ||
+      failed(verifyStorageBuffer(op, getLhsValues(),
+                                 lhs.getValueStorageShape(), "lhs values")) ||
+      failed(verifyStorageBuffer(op, getLhsScales(),
+                                 lhs.getScaleStorageShape(), "lhs scales")) ||
+      failed(verifyStorageBuffer(op, getRhsValues(),
+                                 rhs.getValueStorageShape(), "rhs values")) ||
+      failed(verifyStorageBuffer(op, getRhsScales(),
+                                 rhs.getScaleStorageShape(), "rhs scales")))
+    return failure();
+  // M * N cannot overflow: both are extents of valid (size-checked) types,
+  // but their product is not, so compute it with a check.
+  int64_t m = lhs.getShape()[0], n = rhs.getShape()[1], elements = 0;
+  if (llvm::MulOverflow(m, n, elements))
+    return emitOpError() << "result of " << m << " x " << n
+                         << " elements overflows int64";
+  return verifyBufferSize(op, getOut(), elements, "out", "result elements");
 }

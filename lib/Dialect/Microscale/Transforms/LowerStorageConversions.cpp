@@ -145,6 +145,7 @@ struct LowerStorageConversionsPass
     SmallVector<DequantizeStorageOp> dequantizes;
     SmallVector<QuantizeStorageOp> quantizes;
     SmallVector<TranscodeStorageOp> transcodes;
+    SmallVector<ScaledMatmulStorageOp> matmuls;
     getOperation()->walk([&](Operation *op) {
       if (auto convert = dyn_cast<ConvertStorageOp>(op))
         ops.push_back(convert);
@@ -154,6 +155,8 @@ struct LowerStorageConversionsPass
         quantizes.push_back(quantize);
       else if (auto transcode = dyn_cast<TranscodeStorageOp>(op))
         transcodes.push_back(transcode);
+      else if (auto matmul = dyn_cast<ScaledMatmulStorageOp>(op))
+        matmuls.push_back(matmul);
     });
     for (QuantizeStorageOp op : quantizes)
       lowerQuantizeStorage(op);
@@ -161,6 +164,9 @@ struct LowerStorageConversionsPass
       lower(op);
     for (TranscodeStorageOp op : transcodes)
       if (failed(lowerTranscodeStorage(op)))
+        return signalPassFailure();
+    for (ScaledMatmulStorageOp op : matmuls)
+      if (failed(lowerScaledMatmulStorage(op)))
         return signalPassFailure();
     for (DequantizeStorageOp op : dequantizes) {
       if (!op->getParentOfType<ModuleOp>()) {

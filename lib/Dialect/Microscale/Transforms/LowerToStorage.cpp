@@ -1,6 +1,7 @@
 //===- LowerToStorage.cpp - Tensor-level ops to buffer-level ops ----------===//
 #include "microscale/Dialect/Microscale/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -188,25 +189,66 @@ struct LowerTranscode : OpRewritePattern<TranscodeOp> {
   }
 };
 
+struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScaledMatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto lhs = op.getLhs().getDefiningOp<FromBytesOp>();
+    auto rhs = op.getRhs().getDefiningOp<FromBytesOp>();
+    if (!lhs || !rhs)
+      return failure();
+    Location loc = op.getLoc();
+    // Formats without a global scale multiply by one.
+    auto globalScale = [&](FromBytesOp input) -> Value {
+      if (Value scale = input.getGlobalScale())
+        return scale;
+      return arith::ConstantOp::create(rewriter, loc,
+                                       rewriter.getF32FloatAttr(1.0f));
+    };
+    Value lhsValues = flatBuffer(rewriter, loc, lhs.getValues());
+    Value lhsScales = flatBuffer(rewriter, loc, lhs.getScales());
+    Value rhsValues = flatBuffer(rewriter, loc, rhs.getValues());
+    Value rhsScales = flatBuffer(rewriter, loc, rhs.getScales());
+    Value lhsGlobal = globalScale(lhs), rhsGlobal = globalScale(rhs);
+    RankedTensorType result = op.getType();
+    Value tensor = allocateAndFill(
+        rewriter, loc, result.getShape(), result.getElementType(),
+        [&](Value out) {
+          ScaledMatmulStorageOp::create(
+              rewriter, loc, lhsValues, lhsScales, lhsGlobal, rhsValues,
+              rhsScales, rhsGlobal, out, TypeAttr::get(op.getLhs().getType()),
+              TypeAttr::get(op.getRhs().getType()), op.getVariantAttr(),
+              op.getExponentBumpAttr());
+        });
+    rewriter.replaceOp(op, tensor);
+    return success();
+  }
+};
+
 struct LowerToStoragePass
     : public mlir::microscale::impl::MicroscaleLowerToStorageBase<
           LowerToStoragePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<LowerConvertLayout, LowerDequantize, LowerQuantize,
-                 LowerTranscode>(
+                 LowerTranscode, LowerScaledMatmul>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // What is left cannot be lowered yet: say so at each op.
     WalkResult result = getOperation()->walk([&](Operation *op) {
-      if (isa<ConvertLayoutOp, DequantizeOp, QuantizeOp, TranscodeOp>(op)) {
+      if (isa<ConvertLayoutOp, DequantizeOp, QuantizeOp, TranscodeOp,
+              ScaledMatmulOp>(op)) {
         op->emitOpError()
             << "cannot be lowered to byte buffers: "
             << (isa<QuantizeOp>(op)
                     ? "an NVFP4 quantize needs an explicit global scale "
                       "operand (the amax-based default is not lowered yet)"
-                    : "its quantized operand does not come from from_bytes");
+                    : isa<ScaledMatmulOp>(op)
+                          ? "its quantized operands do not both come from "
+                            "from_bytes"
+                          : "its quantized operand does not come from "
+                            "from_bytes");
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -163,6 +163,52 @@ def Microscale_TranscodeOp : Microscale_Op<"transcode", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// scaled_matmul
+//===----------------------------------------------------------------------===//
+
+def Microscale_ScaledMatmulOp : Microscale_Op<"scaled_matmul", [Pure]> {
+  let summary = "Matrix product of two block-scaled operands";
+  let description = [{
+    `lhs` `[M, K]` (blocked along K: axis 1) times `rhs` `[K, N]` (blocked
+    along K: axis 0), accumulated in f32, converted once to the result's
+    element type (f32, f16 or bf16).
+
+    With a `variant`, every NVFP4 B32 operand is first transcoded to MXFP6
+    E2M3 (exactly as `microscale.transcode` with that `variant` and
+    `exponent_bump`), and its global scale multiplies the result: this is
+    what gfx950 runs natively (seed 002), as w4a6_tc (an NVFP4 B32 weight
+    times MXFP6 activations) or w4a4_tc (both operands NVFP4 B32). Without
+    a `variant`, operands are dequantized exactly.
+
+    Each block's 32 products and their sum are exact in f32 (E2M3 values
+    are multiples of 1/8 below 8); the two E8M0 scales multiply the block
+    sum, and the block sums are added in f32 in an order that the target
+    chooses (the host adds them in increasing K; a matrix core in its own).
+
+    Lowerings: `microscale-lower-to-storage` turns it into
+    `scaled_matmul_storage` when both operands come from `from_bytes`.
+
+    ```mlir
+    %c = microscale.scaled_matmul %a, %w {variant = #microscale.transcode_variant<lut>}
+        : !microscale.qtensor<32x64, mxfp6_e2m3, axis = 1>,
+          !microscale.qtensor<64x32, nvfp4_b32, axis = 0,
+                              values = #microscale.strided<major_dim = 0>>
+       -> tensor<32x32xf32>
+    ```
+  }];
+  let arguments = (ins Microscale_QTensor:$lhs, Microscale_QTensor:$rhs,
+      OptionalAttr<Microscale_TranscodeVariantAttr>:$variant,
+      DefaultValuedAttr<Microscale_ExponentBumpAttr,
+                        "::mlir::microscale::ExponentBump::nonzero_mantissa">:$exponent_bump);
+  let results = (outs Microscale_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // convert_layout
 //===----------------------------------------------------------------------===//
 
@@ -348,6 +394,45 @@ def Microscale_TranscodeStorageOp : Microscale_Op<"transcode_storage"> {
   let extraClassDeclaration = [{
     QTensorType getFromType() { return ::llvm::cast<QTensorType>(getFrom()); }
     QTensorType getToType() { return ::llvm::cast<QTensorType>(getTo()); }
+  }];
+}
+
+def Microscale_ScaledMatmulStorageOp
+    : Microscale_Op<"scaled_matmul_storage"> {
+  let summary = "Matrix product of two block-scaled operands in byte buffers";
+  let description = [{
+    The buffer-level form of `scaled_matmul`: each operand is its element
+    bytes and scale bytes (1-D i8 memrefs, in the layouts of `lhs` / `rhs`)
+    and its f32 global scale (1.0 for formats without one); `out` receives
+    the `[M, N]` result row-major. Same numerics as `scaled_matmul`.
+
+    Lowerings: for the host, `microscale-lower-storage-conversions` (loops
+    that run the same register transcode sequence as the gfx950 kernel, the
+    byte permute emulated); for gfx950, `microscale-convert-storage-to-gfx950`
+    (one kernel of `amdgpu.scaled_mfma` 32x32x64 with FP6 operands).
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$lhs_values,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$lhs_scales,
+                       F32:$lhs_global_scale,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$rhs_values,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$rhs_scales,
+                       F32:$rhs_global_scale,
+                       Arg<MemRefRankOf<[F32, F16, BF16], [1]>, "", [MemWrite]>:$out,
+                       TypeAttrOf<Microscale_QTensor>:$lhs,
+                       TypeAttrOf<Microscale_QTensor>:$rhs,
+      OptionalAttr<Microscale_TranscodeVariantAttr>:$variant,
+      DefaultValuedAttr<Microscale_ExponentBumpAttr,
+                        "::mlir::microscale::ExponentBump::nonzero_mantissa">:$exponent_bump);
+  let assemblyFormat = [{
+    `(` $lhs_values `,` $lhs_scales `,` $lhs_global_scale `)` `times`
+    `(` $rhs_values `,` $rhs_scales `,` $rhs_global_scale `)` `into` $out
+    attr-dict `:` $lhs `,` $rhs `,` type($lhs_values) `,` type($lhs_scales)
+    `,` type($rhs_values) `,` type($rhs_scales) `,` type($out)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    QTensorType getLhsType() { return ::llvm::cast<QTensorType>(getLhs()); }
+    QTensorType getRhsType() { return ::llvm::cast<QTensorType>(getRhs()); }
   }];
 }
 

@@ -50,6 +50,7 @@ def MicroscaleLowerStorageConversions
     type.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
 }

@@ -73,4 +73,10 @@ Value getConstantTable(OpBuilder &builder, Location loc, ModuleOp module,
 /// failure (with a diagnostic) when the op has no enclosing module for its
 /// tables. Defined in LowerTranscode.cpp.
 LogicalResult lowerTranscodeStorage(TranscodeStorageOp op);
+
+/// Replaces a scaled_matmul_storage with host loops that assemble each
+/// operand block as gfx950's matrix core gets it (see TranscodeBlock.h).
+/// Returns failure (with a diagnostic) for operand formats it does not
+/// handle. Defined in LowerScaledMatmul.cpp.
+LogicalResult lowerScaledMatmulStorage(ScaledMatmulStorageOp op);
 } // namespace mlir::microscale

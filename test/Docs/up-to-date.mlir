@@ -4,3 +4,4 @@
 // RUN: diff %microscale_obj_root/include/microscale/Dialect/Microscale/IR/MicroscaleLayoutInterface.md %microscale_src_root/docs/Dialect/LayoutAttrInterface.md
 // RUN: diff %microscale_obj_root/docs/Microscale/MicroscalePasses.md %microscale_src_root/docs/Dialect/Passes.md
 // RUN: diff %microscale_obj_root/docs/Microscale/MicroscaleGPUPasses.md %microscale_src_root/docs/Dialect/GPUPasses.md
+// RUN: diff %microscale_obj_root/docs/Microscale/MicroscaleAMDGPUPasses.md %microscale_src_root/docs/Dialect/AMDGPUPasses.md

@@ -82,3 +82,33 @@ func.func @opaque(%q: !microscale.qtensor<1x32, nvfp4_b32, axis = 1>) -> !micros
   %m, %g = microscale.transcode %q : !microscale.qtensor<1x32, nvfp4_b32, axis = 1> -> !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1>
   return %m : !microscale.qtensor<1x32, mxfp6_e2m3, axis = 1>
 }
+
+// -----
+
+// scaled_matmul: one scaled_matmul_storage into a fresh allocation of the
+// result; the MXFP6 operand has no global scale and multiplies by 1.0.
+!a = !microscale.qtensor<32x64, mxfp6_e2m3, axis = 1>
+!w = !microscale.qtensor<64x32, nvfp4_b32, axis = 0>
+// CHECK-LABEL: func.func @scaled_matmul
+// CHECK-SAME: %[[WG:[a-z0-9]+]]: f32)
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[OUT:.*]] = memref.alloc() : memref<1024xbf16>
+// CHECK: microscale.scaled_matmul_storage(%{{.*}}, %{{.*}}, %[[ONE]]) times(%{{.*}}, %{{.*}}, %[[WG]]) into %[[OUT]] {exponent_bump = #microscale.exponent_bump<mantissa_at_least_3>, variant = #microscale.transcode_variant<lut>}
+// CHECK-NOT: microscale.scaled_matmul %
+func.func @scaled_matmul(%av: tensor<32x48xi8>, %as: tensor<32x2xi8>, %wv: tensor<64x16xi8>, %ws: tensor<2x32xi8>, %wg: f32) -> tensor<32x32xbf16> {
+  %a = microscale.from_bytes %av, %as : tensor<32x48xi8>, tensor<32x2xi8> -> !a
+  %w = microscale.from_bytes %wv, %ws, %wg : tensor<64x16xi8>, tensor<2x32xi8> -> !w
+  %c = microscale.scaled_matmul %a, %w {variant = #microscale.transcode_variant<lut>, exponent_bump = #microscale.exponent_bump<mantissa_at_least_3>} : !a, !w -> tensor<32x32xbf16>
+  return %c : tensor<32x32xbf16>
+}
+
+// -----
+
+!a = !microscale.qtensor<32x64, mxfp6_e2m3, axis = 1>
+!w = !microscale.qtensor<64x32, nvfp4_b32, axis = 0>
+func.func @opaque_matmul(%a: !a, %wv: tensor<64x16xi8>, %ws: tensor<2x32xi8>, %wg: f32) -> tensor<32x32xf32> {
+  %w = microscale.from_bytes %wv, %ws, %wg : tensor<64x16xi8>, tensor<2x32xi8> -> !w
+  // expected-error @+1 {{'microscale.scaled_matmul' op cannot be lowered to byte buffers: its quantized operands do not both come from from_bytes}}
+  %c = microscale.scaled_matmul %a, %w {variant = #microscale.transcode_variant<lut>} : !a, !w -> tensor<32x32xf32>
+  return %c : tensor<32x32xf32>
+}

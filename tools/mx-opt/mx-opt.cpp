@@ -8,6 +8,7 @@
 // headers, so it rarely needs recompiling.
 //
 //===----------------------------------------------------------------------===//
+#include "microscale/Conversion/AMDGPU/Passes.h"
 #include "microscale/Conversion/CPU/Pipeline.h"
 #include "microscale/Conversion/GPU/Passes.h"
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
@@ -31,6 +32,8 @@ int main(int argc, char **argv) {
   mlir::microscale::registerMicroscaleCPUPipelines();
   mlir::microscale::registerMicroscaleGPUPasses();
   mlir::microscale::registerMicroscaleGPUPipelines();
+  mlir::microscale::registerMicroscaleAMDGPUPasses();
+  mlir::microscale::registerMicroscaleGFX950Pipelines();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "microscale optimizer driver\n", registry));
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes the kernels of every gpu.binary in an MLIR file (from
-`mx-opt --microscale-gpu-to-ptx`) to OUT_DIR: <binary name>.ptx for
-format=isa (PTX text), <binary name>.cubin for format=bin.
+`mx-opt --microscale-gpu-to-ptx` or `--microscale-gpu-to-gfx950`) to OUT_DIR:
+for NVIDIA targets <binary name>.ptx for format=isa (PTX text) and
+<binary name>.cubin for format=bin; for AMD (#rocdl.target) <binary name>.s
+(assembly) and <binary name>.hsaco (code object).
 
   extract-ptx.py INPUT.mlir OUT_DIR
 """
@@ -38,10 +40,15 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     found = 0
     for match in re.finditer(
-        r'gpu\.binary @(\w+)\s.*?(assembly|bin) = "((?:[^"\\]|\\.)*)"', text, re.S
+        r'gpu\.binary @(\w+)\s(.*?)(assembly|bin) = "((?:[^"\\]|\\.)*)"', text, re.S
     ):
-        name, kind, payload = match.group(1), match.group(2), unescape(match.group(3))
-        suffix = ".ptx" if kind == "assembly" else ".cubin"
+        name, target, kind = match.group(1), match.group(2), match.group(3)
+        payload = unescape(match.group(4))
+        amd = "#rocdl.target" in target
+        if kind == "assembly":
+            suffix = ".s" if amd else ".ptx"
+        else:
+            suffix = ".hsaco" if amd else ".cubin"
         with open(os.path.join(out_dir, name + suffix), "wb") as f:
             f.write(payload)
         found += 1

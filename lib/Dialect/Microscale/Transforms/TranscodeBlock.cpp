@@ -92,6 +92,18 @@ Value mlir::microscale::emitBytePermuteEmulation(Emitter &e, Value high,
   return result;
 }
 
+/// Eight 24-bit chunks (four codes each, in order) -> six words.
+static SmallVector<Value, 6> emitPackChunks(Emitter &e, ArrayRef<Value> chunks) {
+  SmallVector<Value, 6> words;
+  for (int half = 0; half < 2; ++half) {
+    const Value *c = &chunks[4 * half];
+    words.push_back(e.bor(c[0], e.shl(c[1], 24)));
+    words.push_back(e.bor(e.shr(c[1], 8), e.shl(c[2], 16)));
+    words.push_back(e.bor(e.shr(c[2], 16), e.shl(c[3], 8)));
+  }
+  return words;
+}
+
 SmallVector<Value, 6>
 mlir::microscale::emitPackSixBitCodes(Emitter &e, ArrayRef<Value> byteWords) {
   assert(byteWords.size() == 8 && "32 codes");
@@ -101,15 +113,7 @@ mlir::microscale::emitPackSixBitCodes(Emitter &e, ArrayRef<Value> byteWords) {
     chunks.push_back(e.bor(e.bor(e.band(d, 0x3F), e.band(e.shr(d, 2), 0xFC0)),
                            e.bor(e.band(e.shr(d, 4), 0x3F000),
                                  e.band(e.shr(d, 6), 0xFC0000))));
-  // Eight 24-bit chunks -> six words, three per four chunks.
-  SmallVector<Value, 6> words;
-  for (int half = 0; half < 2; ++half) {
-    Value *c = &chunks[4 * half];
-    words.push_back(e.bor(c[0], e.shl(c[1], 24)));
-    words.push_back(e.bor(e.shr(c[1], 8), e.shl(c[2], 16)));
-    words.push_back(e.bor(e.shr(c[2], 16), e.shl(c[3], 8)));
-  }
-  return words;
+  return emitPackChunks(e, chunks);
 }
 
 Value mlir::microscale::emitExtractSixBitCode(Emitter &e, ArrayRef<Value> words,
@@ -153,30 +157,35 @@ TranscodedBlock mlir::microscale::emitTableTranscodeBlock(
   };
   Value tableLow = selectByMantissa(0), tableHigh = selectByMantissa(4);
 
-  // A negative scale flips every element's sign; a NaN scale zeroes the
-  // elements, signs included.
-  Value notNan = bxor(e, split.nan, arith::ConstantIntOp::create(
-                                         e.builder(), e.location(), 1, 1));
-  Value flip = e.select(e.andI1(split.negative, notNan),
-                        e.i32(0x20202020), e.i32(0));
-  SmallVector<Value, 8> byteWords;
+  // A negative scale flips every element's sign (one xor of the E2M1 sign
+  // bits); a NaN scale zeroes the elements, signs included (a zero sign
+  // mask: its magnitudes are already zero).
+  Value flip = e.select(split.negative, e.i32(0x88888888), e.i32(0));
+  Value signMask = e.select(split.nan, e.i32(0), e.i32(0x20202020));
+  SmallVector<Value, 8> chunks;
   for (Value word : fp4Words) {
-    word = e.select(split.nan, e.i32(0), word);
+    Value signed_ = bxor(e, word, flip);
     // Even elements' magnitudes (low nibbles) and odd ones' (high nibbles),
     // one per byte, index the table; signs move from bit 3 to bit 5.
-    Value evenMagnitude =
-        permute(e, tableHigh, tableLow, e.band(word, 0x07070707));
-    Value oddMagnitude =
-        permute(e, tableHigh, tableLow, e.band(e.shr(word, 4), 0x07070707));
-    Value even = e.bor(evenMagnitude,
-                       bxor(e, e.band(e.shl(word, 2), 0x20202020), flip));
-    Value odd = e.bor(oddMagnitude,
-                      bxor(e, e.band(e.shr(word, 2), 0x20202020), flip));
-    // Interleave back into element order, four codes per word.
-    byteWords.push_back(permute(e, odd, even, e.i32(0x05010400)));
-    byteWords.push_back(permute(e, odd, even, e.i32(0x07030602)));
+    Value even = e.bor(permute(e, tableHigh, tableLow,
+                               e.band(word, 0x07070707)),
+                       arith::AndIOp::create(e.builder(), e.location(),
+                                             e.shl(signed_, 2), signMask));
+    Value odd = e.bor(permute(e, tableHigh, tableLow,
+                              e.band(e.shr(word, 4), 0x07070707)),
+                      arith::AndIOp::create(e.builder(), e.location(),
+                                            e.shr(signed_, 2), signMask));
+    // Pairs of neighbours into 16-bit lanes: a = (e0 e1 e4 e5),
+    // b = (e2 e3 e6 e7); each lane's two codes then become one 12-bit pair.
+    Value a = permute(e, odd, even, e.i32(0x06020400));
+    Value b = permute(e, odd, even, e.i32(0x07030501));
+    Value pairsA = e.bor(e.band(a, 0x003F003F), e.band(e.shr(a, 2), 0x0FC00FC0));
+    Value pairsB = e.bor(e.band(b, 0x003F003F), e.band(e.shr(b, 2), 0x0FC00FC0));
+    // Elements 0-3 and 4-7 as two 24-bit chunks.
+    chunks.push_back(e.bor(e.band(pairsA, 0xFFF), e.shl(e.band(pairsB, 0xFFF), 12)));
+    chunks.push_back(e.bor(e.shr(pairsA, 16), e.band(e.shr(pairsB, 4), 0xFFF000)));
   }
-  return {emitPackSixBitCodes(e, byteWords), split.e8m0};
+  return {emitPackChunks(e, chunks), split.e8m0};
 }
 
 FailureOr<MatmulOperandKind>

@@ -31,8 +31,8 @@ def MicroscaleFoldConstants : Pass<"microscale-fold-constants"> {
 
 def MicroscaleLowerStorageConversions
     : Pass<"microscale-lower-storage-conversions"> {
-  let summary = "Lower convert_storage and dequantize_storage to parallel "
-                "loops";
+  let summary = "Lower the buffer-level ops (convert, quantize, dequantize, "
+                "transcode, scaled_matmul) to loops for the host";
   let description = [{
     Replaces every `microscale.convert_storage` with an `scf.parallel` loop
     over the destination's store units. Each iteration asks the destination
@@ -48,6 +48,14 @@ def MicroscaleLowerStorageConversions
     layouts' forward maps and decoded through constant tables (private
     `memref.global`s), multiplied in f32 and rounded once to the result
     type.
+
+    Every `microscale.quantize_storage` becomes the loops that compute block
+    scales and element codes; every `microscale.transcode_storage` two
+    parallel gather loops over constant tables built by the reference; every
+    `microscale.scaled_matmul_storage` a parallel loop over the result whose
+    inner loop over K blocks assembles each operand block with the register
+    transcode sequence of the gfx950 kernel (the byte permute emulated), sums
+    the 32 products in f32 and applies the two E8M0 scales.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",

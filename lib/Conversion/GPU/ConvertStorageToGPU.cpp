@@ -482,6 +482,7 @@ struct ConvertStorageToGPUPass
     }
     SmallVector<ConvertStorageOp> ops;
     SmallVector<DequantizeStorageOp> dequantizes;
+    SmallVector<MixedMatmulStorageOp> products;
     bool unsupported = false;
     getOperation()->walk([&](Operation *op) {
       if (op->getParentOfType<gpu::GPUModuleOp>())
@@ -490,7 +491,9 @@ struct ConvertStorageToGPUPass
         ops.push_back(convert);
       else if (auto dequantize = dyn_cast<DequantizeStorageOp>(op))
         dequantizes.push_back(dequantize);
-      else if (isa<TranscodeStorageOp>(op)) {
+      else if (auto product = dyn_cast<MixedMatmulStorageOp>(op))
+        products.push_back(product);
+      else if (isa<TranscodeStorageOp, ScaledMatmulStorageOp>(op)) {
         // Not silently left on the host: the NVIDIA path has no transcode.
         op->emitOpError() << "has no NVIDIA lowering (the CPU one is "
                              "microscale-lower-storage-conversions)";
@@ -499,7 +502,7 @@ struct ConvertStorageToGPUPass
     });
     if (unsupported)
       return signalPassFailure();
-    if (ops.empty() && dequantizes.empty())
+    if (ops.empty() && dequantizes.empty() && products.empty())
       return;
     gpu::GPUModuleOp kernels = getOrCreateKernelModule(getOperation());
     unsigned index = 0;
@@ -513,6 +516,9 @@ struct ConvertStorageToGPUPass
       if (failed(outlineHopperDequantize(op, kernels, blockSize,
                                          traversal == "column-major",
                                          foldScaleBias, index++)))
+        return signalPassFailure();
+    for (MixedMatmulStorageOp op : products)
+      if (failed(outlineMixedMatmul(op, kernels, index++)))
         return signalPassFailure();
   }
 };

@@ -4,8 +4,10 @@
 
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -16,6 +18,12 @@ namespace mlir::microscale {
 
 #define GEN_PASS_REGISTRATION
 #include "microscale/Conversion/GPU/Passes.h.inc"
+
+/// Outlines a mixed_matmul_storage (bf16 x MXFP4) into an mma.sync kernel
+/// of `kernels` and replaces it with its launch; failure (with a diagnostic)
+/// for operands it does not take. Defined in ConvertMixedMatmulToGPU.cpp.
+LogicalResult outlineMixedMatmul(MixedMatmulStorageOp op,
+                                 gpu::GPUModuleOp kernels, unsigned index);
 
 /// Options of the NVIDIA pipeline.
 struct NVVMPipelineOptions {

@@ -150,11 +150,44 @@ verifyScaledMatmulTypes(Operation *op, QTensorType lhs, QTensorType rhs,
   return success();
 }
 
+/// A float activation [M, K] times a quantized weight [K, N].
+static LogicalResult verifyMixedMatmulTypes(Operation *op,
+                                            ArrayRef<int64_t> lhsShape,
+                                            QTensorType rhs) {
+  if (lhsShape.size() != 2 || rhs.getRank() != 2)
+    return op->emitOpError() << "expects rank-2 operands, got ranks "
+                             << lhsShape.size() << " and " << rhs.getRank();
+  if (rhs.getAxis() != 0)
+    return op->emitOpError()
+           << "expects rhs blocked along K (axis 0), got axis "
+           << rhs.getAxis();
+  if (lhsShape[1] != rhs.getShape()[0])
+    return op->emitOpError() << "contraction extents differ: lhs K = "
+                             << lhsShape[1] << ", rhs K = "
+                             << rhs.getShape()[0];
+  return success();
+}
+
 LogicalResult ScaledMatmulOp::verify() {
-  QTensorType lhs = getLhs().getType(), rhs = getRhs().getType();
-  if (failed(verifyScaledMatmulTypes(*this, lhs, rhs, getVariant())))
-    return failure();
-  SmallVector<int64_t> expected = {lhs.getShape()[0], rhs.getShape()[1]};
+  QTensorType rhs = getRhs().getType();
+  SmallVector<int64_t> lhsShape;
+  if (auto lhs = dyn_cast<QTensorType>(getLhs().getType())) {
+    if (failed(verifyScaledMatmulTypes(*this, lhs, rhs, getVariant())))
+      return failure();
+    lhsShape.assign(lhs.getShape().begin(), lhs.getShape().end());
+  } else {
+    auto floats = cast<RankedTensorType>(getLhs().getType());
+    if (failed(verifyMixedMatmulTypes(*this, floats.getShape(), rhs)))
+      return failure();
+    // The transcode exists to feed an MX matrix core, which needs both
+    // operands block-scaled.
+    if (getVariant())
+      return emitOpError() << "a transcode variant needs a quantized lhs "
+                              "(w4a6_tc, w4a4_tc); this lhs is "
+                           << Type(floats);
+    lhsShape.assign(floats.getShape().begin(), floats.getShape().end());
+  }
+  SmallVector<int64_t> expected = {lhsShape[0], rhs.getShape()[1]};
   if (getType().getShape() != ArrayRef<int64_t>(expected))
     return emitOpError() << "result shape must be [M, N] = "
                          << llvm::interleaved_array(expected) << ", got "
@@ -382,4 +415,30 @@ LogicalResult ScaledMatmulStorageOp::verify() {
     return emitOpError() << "result of " << m << " x " << n
                          << " elements overflows int64";
   return verifyBufferSize(op, getOut(), elements, "out", "result elements");
+}
+
+//===----------------------------------------------------------------------===//
+// mixed_matmul_storage
+//===----------------------------------------------------------------------===//
+
+LogicalResult MixedMatmulStorageOp::verify() {
+  QTensorType rhs = getRhsType();
+  Operation *op = *this;
+  auto lhs = cast<MemRefType>(getLhs().getType());
+  auto out = cast<MemRefType>(getOut().getType());
+  if (!lhs.hasStaticShape() || !out.hasStaticShape())
+    return emitOpError() << "expects static lhs and out shapes, got "
+                         << Type(lhs) << " and " << Type(out);
+  if (failed(verifyMixedMatmulTypes(op, lhs.getShape(), rhs)) ||
+      failed(verifyStorageBuffer(op, getRhsValues(),
+                                 rhs.getValueStorageShape(), "rhs values")) ||
+      failed(verifyStorageBuffer(op, getRhsScales(),
+                                 rhs.getScaleStorageShape(), "rhs scales")))
+    return failure();
+  SmallVector<int64_t> expected = {lhs.getShape()[0], rhs.getShape()[1]};
+  if (out.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "out must be [M, N] = "
+                         << llvm::interleaved_array(expected) << ", got "
+                         << Type(out);
+  return success();
 }

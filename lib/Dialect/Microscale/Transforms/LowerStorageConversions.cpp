@@ -69,15 +69,13 @@ static SmallVector<float> decodeTable(::microscale::ref::ScalarFormat format,
   return table;
 }
 
-static void lower(DequantizeStorageOp op) {
+DecodeTables mlir::microscale::getDecodeTables(OpBuilder &builder,
+                                                Location loc, ModuleOp module,
+                                                FormatAttr formatAttr,
+                                                E8M0Edges edgesAttr) {
   namespace ref = ::microscale::ref;
-  QTensorType type = op.getQTensorType();
-  ModuleOp module = op->getParentOfType<ModuleOp>();
-  OpBuilder builder(op);
-  Location loc = op.getLoc();
-  Emitter e(builder, loc);
-  ref::MXFormat format = type.getFormat().getReferenceFormat();
-  ref::E8M0Edges edges = toReference(op.getE8m0Edges());
+  ref::MXFormat format = formatAttr.getReferenceFormat();
+  ref::E8M0Edges edges = toReference(edgesAttr);
   std::string elementName =
       "microscale_decode_" + std::string(ref::getInfo(format.element).name);
   std::string scaleName =
@@ -90,10 +88,21 @@ static void lower(DequantizeStorageOp op) {
       decodeTable(format.element, ref::E8M0Edges::OCP));
   Value scaleTable = getDecodeTable(builder, loc, module, scaleName,
                                     decodeTable(format.scale, edges));
+  return {elementTable, scaleTable};
+}
+
+static void lower(DequantizeStorageOp op) {
+  QTensorType type = op.getQTensorType();
+  ModuleOp module = op->getParentOfType<ModuleOp>();
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Emitter e(builder, loc);
+  auto [elementTable, scaleTable] = getDecodeTables(
+      builder, loc, module, type.getFormat(), op.getE8m0Edges());
+  const int64_t block = type.getFormat().getBlockSize();
   SmallVector<int64_t> shape(type.getShape());
   SmallVector<int64_t> scaleShape = type.getScaleShape();
   const int64_t axis = type.getAxis();
-  const int64_t block = format.blockSize;
   const unsigned bits = type.getFormat().getElementBits();
   LayoutAttrInterface valueLayout = type.getValueLayout();
   LayoutAttrInterface scaleLayout = type.getScaleLayout();
@@ -146,6 +155,7 @@ struct LowerStorageConversionsPass
     SmallVector<QuantizeStorageOp> quantizes;
     SmallVector<TranscodeStorageOp> transcodes;
     SmallVector<ScaledMatmulStorageOp> matmuls;
+    SmallVector<MixedMatmulStorageOp> mixed;
     getOperation()->walk([&](Operation *op) {
       if (auto convert = dyn_cast<ConvertStorageOp>(op))
         ops.push_back(convert);
@@ -157,6 +167,8 @@ struct LowerStorageConversionsPass
         transcodes.push_back(transcode);
       else if (auto matmul = dyn_cast<ScaledMatmulStorageOp>(op))
         matmuls.push_back(matmul);
+      else if (auto product = dyn_cast<MixedMatmulStorageOp>(op))
+        mixed.push_back(product);
     });
     for (QuantizeStorageOp op : quantizes)
       lowerQuantizeStorage(op);
@@ -167,6 +179,9 @@ struct LowerStorageConversionsPass
         return signalPassFailure();
     for (ScaledMatmulStorageOp op : matmuls)
       if (failed(lowerScaledMatmulStorage(op)))
+        return signalPassFailure();
+    for (MixedMatmulStorageOp op : mixed)
+      if (failed(lowerMixedMatmulStorage(op)))
         return signalPassFailure();
     for (DequantizeStorageOp op : dequantizes) {
       if (!op->getParentOfType<ModuleOp>()) {

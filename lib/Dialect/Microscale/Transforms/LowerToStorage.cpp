@@ -193,11 +193,15 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ScaledMatmulOp op,
                                 PatternRewriter &rewriter) const override {
-    auto lhs = op.getLhs().getDefiningOp<FromBytesOp>();
     auto rhs = op.getRhs().getDefiningOp<FromBytesOp>();
-    if (!lhs || !rhs)
+    if (!rhs)
       return failure();
     Location loc = op.getLoc();
+    if (isa<RankedTensorType>(op.getLhs().getType()))
+      return lowerMixed(op, rhs, rewriter);
+    auto lhs = op.getLhs().getDefiningOp<FromBytesOp>();
+    if (!lhs)
+      return failure();
     // Formats without a global scale multiply by one.
     auto globalScale = [&](FromBytesOp input) -> Value {
       if (Value scale = input.getGlobalScale())
@@ -221,6 +225,33 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
               op.getExponentBumpAttr());
         });
     rewriter.replaceOp(op, tensor);
+    return success();
+  }
+
+  /// Float activations: the [M, K] buffer as it is, the result [M, N].
+  static LogicalResult lowerMixed(ScaledMatmulOp op, FromBytesOp rhs,
+                                  PatternRewriter &rewriter) {
+    Location loc = op.getLoc();
+    auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+    Value lhs = bufferization::ToBufferOp::create(
+        rewriter, loc,
+        MemRefType::get(lhsType.getShape(), lhsType.getElementType()),
+        op.getLhs(), /*read_only=*/true);
+    Value rhsValues = flatBuffer(rewriter, loc, rhs.getValues());
+    Value rhsScales = flatBuffer(rewriter, loc, rhs.getScales());
+    Value rhsGlobal = rhs.getGlobalScale();
+    if (!rhsGlobal)
+      rhsGlobal = arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getF32FloatAttr(1.0f));
+    RankedTensorType result = op.getType();
+    auto outType = MemRefType::get(result.getShape(), result.getElementType());
+    Value out = memref::AllocOp::create(rewriter, loc, outType);
+    MixedMatmulStorageOp::create(rewriter, loc, lhs, rhsValues, rhsScales,
+                                 rhsGlobal, out,
+                                 TypeAttr::get(op.getRhs().getType()));
+    rewriter.replaceOp(op, bufferization::ToTensorOp::create(
+                               rewriter, loc, result, out,
+                               /*restrict=*/true, /*writable=*/true));
     return success();
   }
 };

@@ -167,11 +167,13 @@ def Microscale_TranscodeOp : Microscale_Op<"transcode", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Microscale_ScaledMatmulOp : Microscale_Op<"scaled_matmul", [Pure]> {
-  let summary = "Matrix product of two block-scaled operands";
+  let summary = "Matrix product with a block-scaled weight";
   let description = [{
-    `lhs` `[M, K]` (blocked along K: axis 1) times `rhs` `[K, N]` (blocked
-    along K: axis 0), accumulated in f32, converted once to the result's
-    element type (f32, f16 or bf16).
+    `lhs` `[M, K]` times `rhs` `[K, N]` (quantized, blocked along K: axis
+    0), accumulated in f32, converted once to the result's element type
+    (f32, f16 or bf16). `lhs` is either quantized too (blocked along K:
+    axis 1) or a float tensor (f32, f16 or bf16 activations: the mixed-input
+    GEMM of Triton's `matmul_ogs`).
 
     With a `variant`, every NVFP4 B32 operand is first transcoded to MXFP6
     E2M3 (exactly as `microscale.transcode` with that `variant` and
@@ -186,7 +188,8 @@ def Microscale_ScaledMatmulOp : Microscale_Op<"scaled_matmul", [Pure]> {
     chooses (the host adds them in increasing K; a matrix core in its own).
 
     Lowerings: `microscale-lower-to-storage` turns it into
-    `scaled_matmul_storage` when both operands come from `from_bytes`.
+    `scaled_matmul_storage` when both operands come from `from_bytes`, and
+    into `mixed_matmul_storage` for a float `lhs` and a `from_bytes` `rhs`.
 
     ```mlir
     %c = microscale.scaled_matmul %a, %w {variant = #microscale.transcode_variant<lut>}
@@ -196,7 +199,8 @@ def Microscale_ScaledMatmulOp : Microscale_Op<"scaled_matmul", [Pure]> {
        -> tensor<32x32xf32>
     ```
   }];
-  let arguments = (ins Microscale_QTensor:$lhs, Microscale_QTensor:$rhs,
+  let arguments = (ins AnyTypeOf<[Microscale_QTensor, Microscale_FloatTensor]>:$lhs,
+      Microscale_QTensor:$rhs,
       OptionalAttr<Microscale_TranscodeVariantAttr>:$variant,
       DefaultValuedAttr<Microscale_ExponentBumpAttr,
                         "::mlir::microscale::ExponentBump::nonzero_mantissa">:$exponent_bump);
@@ -432,6 +436,39 @@ def Microscale_ScaledMatmulStorageOp
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     QTensorType getLhsType() { return ::llvm::cast<QTensorType>(getLhs()); }
+    QTensorType getRhsType() { return ::llvm::cast<QTensorType>(getRhs()); }
+  }];
+}
+
+def Microscale_MixedMatmulStorageOp
+    : Microscale_Op<"mixed_matmul_storage"> {
+  let summary = "Float activations times a block-scaled weight in byte buffers";
+  let description = [{
+    The buffer-level form of `scaled_matmul` with a float `lhs`:
+    `lhs` (`[M, K]`, f32, f16 or bf16) times the weight whose element and
+    scale bytes (1-D i8 memrefs, in the layouts of `rhs`) and f32 global
+    scale (1.0 for formats without one) are given, into `out` (`[M, N]`).
+    Each weight element is dequantized exactly (element x scale, the global
+    scale applied to the sum); products are summed in f32 and rounded once
+    to `out`'s element type.
+
+    Lowerings: for the host, `microscale-lower-storage-conversions`; for
+    NVIDIA GPUs, `microscale-convert-storage-to-gpu` (an mma.sync kernel,
+    MXFP4 weights stored K-major).
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[F32, F16, BF16], [2]>, "", [MemRead]>:$lhs,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$rhs_values,
+                       Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$rhs_scales,
+                       F32:$rhs_global_scale,
+                       Arg<MemRefRankOf<[F32, F16, BF16], [2]>, "", [MemWrite]>:$out,
+                       TypeAttrOf<Microscale_QTensor>:$rhs);
+  let assemblyFormat = [{
+    $lhs `times` `(` $rhs_values `,` $rhs_scales `,` $rhs_global_scale `)`
+    `into` $out attr-dict `:` type($lhs) `,` $rhs `,` type($rhs_values) `,`
+    type($rhs_scales) `,` type($out)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
     QTensorType getRhsType() { return ::llvm::cast<QTensorType>(getRhs()); }
   }];
 }

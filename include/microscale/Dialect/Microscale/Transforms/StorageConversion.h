@@ -79,4 +79,18 @@ LogicalResult lowerTranscodeStorage(TranscodeStorageOp op);
 /// Returns failure (with a diagnostic) for operand formats it does not
 /// handle. Defined in LowerScaledMatmul.cpp.
 LogicalResult lowerScaledMatmulStorage(ScaledMatmulStorageOp op);
+
+/// The f32 decode tables of a format's element codes and scale codes, as
+/// constant module globals. Defined in LowerStorageConversions.cpp.
+struct DecodeTables {
+  Value element, scale;
+};
+DecodeTables getDecodeTables(OpBuilder &builder, Location loc, ModuleOp module,
+                             FormatAttr format, E8M0Edges edges);
+
+/// Replaces a mixed_matmul_storage with host loops (each weight element
+/// dequantized through the decode tables, products summed in f32). Returns
+/// failure (with a diagnostic) without an enclosing module. Defined in
+/// LowerMixedMatmul.cpp.
+LogicalResult lowerMixedMatmulStorage(MixedMatmulStorageOp op);
 } // namespace mlir::microscale

@@ -157,9 +157,15 @@ void Driver::memset(DevicePtr dst, uint8_t value, size_t bytes) {
 
 void Driver::launch(Function function, unsigned gridX, unsigned blockX,
                     std::vector<void *> &args, Stream stream) {
-  if (ok() && gridX)
-    check(api->cuLaunchKernel(function, gridX, 1, 1, blockX, 1, 1, 0, stream,
-                              args.data(), nullptr),
+  launch(function, gridX, 1, blockX, args, stream);
+}
+
+void Driver::launch(Function function, unsigned gridX, unsigned gridY,
+                    unsigned blockX, std::vector<void *> &args,
+                    Stream stream) {
+  if (ok() && gridX && gridY)
+    check(api->cuLaunchKernel(function, gridX, gridY, 1, blockX, 1, 1, 0,
+                              stream, args.data(), nullptr),
           "cuLaunchKernel");
 }
 

@@ -49,6 +49,9 @@ public:
   void memset(DevicePtr dst, uint8_t value, size_t bytes);
   void launch(Function function, unsigned gridX, unsigned blockX,
               std::vector<void *> &args, Stream stream);
+  /// A two-dimensional grid (gridX x gridY blocks of blockX threads).
+  void launch(Function function, unsigned gridX, unsigned gridY,
+              unsigned blockX, std::vector<void *> &args, Stream stream);
   void synchronize();
   Event createEvent();
   void record(Event event, Stream stream);

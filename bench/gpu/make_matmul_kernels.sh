@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Generates the bf16 x MXFP4 matmul kernels (mixed_matmul_storage through
+# microscale-gpu-to-ptx) of the matmul benchmark as cubins (ptxas here):
+# small correctness shapes and issue 8's benchmark shapes.
+#   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR
+set -euo pipefail
+mx_opt="$1" out="$2"
+here="$(cd "$(dirname "$0")" && pwd)"
+mkdir -p "$out"
+: > "$out/cases.txt"
+emit() { # M K N
+  local m=$1 k=$2 n=$3 name="mm_$1_$2_$3"
+  local type="!microscale.qtensor<${k}x${n}, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>"
+  local vbytes=$((k * n / 2)) sbytes=$((k / 32 * n))
+  cat > "$out/$name.mlir" <<MLIR
+func.func @mm(%a: memref<${m}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<${m}x${n}xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<${m}x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<${m}x${n}xbf16>
+  return
+}
+MLIR
+  "$mx_opt" "$out/$name.mlir" --microscale-gpu-to-ptx="format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
+  rm "$out/$name.lowered.mlir" "$out/$name.mlir"
+  echo "$m $k $n" >> "$out/cases.txt"
+}
+# Correctness: M = 1, M not a multiple of 16, N not a multiple of 16.
+emit 1 256 64
+emit 5 512 96
+emit 33 1024 200
+emit 130 512 136
+for kn in "4096 4096" "8192 8192" "4096 14336" "14336 4096"; do
+  for m in 1 16 64 256 4096; do
+    emit $m $kn
+  done
+done
+echo "kernels in $out"

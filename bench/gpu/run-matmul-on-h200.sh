@@ -9,18 +9,27 @@ out="${OUT:-/tmp}"
 g++ -O2 -std=c++17 -Iinclude bench/gpu/matmul-bench.cpp lib/Reference/*.cpp \
   lib/Runtime/CUDA/CudaDriver.cpp -ldl -o /tmp/matmul-bench
 status=0
-/tmp/matmul-bench bench/gpu/kernels-mm > "$out/ours.csv" || status=$?
-python3 bench/gpu/cublas-matmul.py bench/gpu/kernels-mm/cases.txt > "$out/cublas.csv"
+kernels="${KERNELS:-bench/gpu/kernels-mm}"
+/tmp/matmul-bench "$kernels" > "$out/ours.csv" || status=$?
+sort -u -k1,3 "$kernels/cases.txt" > /tmp/shapes.txt
+python3 bench/gpu/cublas-matmul.py /tmp/shapes.txt > "$out/cublas.csv"
 python3 - "$out/ours.csv" "$out/cublas.csv" <<'PY'
 import csv, sys
 ours_lines = [l for l in open(sys.argv[1]) if not l.startswith("#")]
 print("".join(l for l in open(sys.argv[1]) if l.startswith("#")), end="")
-ours = {(r["m"], r["k"], r["n"]): r for r in csv.DictReader(ours_lines)}
+ours = {r["kernel"]: r for r in csv.DictReader(ours_lines)}
 cublas = {(r["m"], r["k"], r["n"]): r for r in csv.DictReader(open(sys.argv[2]))}
-print("| M | K | N | ours (us) | cuBLAS BF16 (us) | cuBLAS / ours | decode floor (us) | floor / ours | rel. error |")
-print("|---|---|---|---|---|---|---|---|---|")
-for key, r in ours.items():
+print("| M | K | N | kernel | split K | ours (us) | cuBLAS BF16 (us) | cuBLAS / ours | decode floor (us) | floor / ours | rel. error |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for name, r in ours.items():
+    key = (r["m"], r["k"], r["n"])
     c = float(cublas[key]["cublas_us"]); o = float(r["ours_us"]); f = float(r["floor_us"])
-    print(f"| {key[0]} | {key[1]} | {key[2]} | {o:.1f} | {c:.1f} | {c / o:.2f}x | {f:.1f} | {f / o:.0%} | {r['rel_error']} |")
+    print(f"| {key[0]} | {key[1]} | {key[2]} | {name} | {r['split_k']} | {o:.1f} | {c:.1f} | {c / o:.2f}x | {f:.1f} | {f / o:.0%} | {r['rel_error']} |")
 PY
+# SASS of the decode-shaped kernel: instruction mix of the whole kernel.
+cuobjdump --dump-sass bench/gpu/kernels-mm/mm_16_8192_8192_s0_u0.cubin > "$out/mm_16_8192_8192.sass" || true
+echo "SASS opcodes, mm_16_8192_8192 (whole kernel):"
+grep -oE '^\s+/\*[0-9a-f]+\*/\s+[A-Z][A-Z0-9_.]+' "$out/mm_16_8192_8192.sass" \
+  | awk '{print $2}' | sed 's/\..*//' | sort | uniq -c | sort -rn | head -16 | tr '\n' ' '
+echo
 exit $status

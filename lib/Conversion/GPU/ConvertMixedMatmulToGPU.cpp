@@ -5,25 +5,33 @@
 // accumulators), the weight dequantized in registers.
 //
 // Operand order. A thread (group g = lane / 4, q = lane % 4) of an
-// m16n8k16 holds B values at k = 2q, 2q+1 (register 0) and 2q+8, 2q+9
-// (register 1) of column g, and the matching A values of rows g and g+8.
-// Any permutation of K applied to both operands leaves the product
-// unchanged, so the kernel maps the mma's k16 steps j = 0..3 of a 64-wide K
-// chunk onto the weight's bytes so that each thread's weight bytes are
-// contiguous: at step j, thread q's B registers hold K = 16q + 4j + {0,1}
-// and {2,3}, i.e. byte 8q + 2j and 8q + 2j + 1 of the chunk's 32 bytes of
-// its column. One 8-byte load per column and chunk then feeds four mmas,
-// and the A side reads 16 consecutive bf16 (two 16-byte loads) per row. The
-// 16 values a thread decodes per chunk share one scale (K block 2c + q/2).
+// m16n8k16 holds B values at logical k = 2q, 2q+1 (register 0) and 2q+8,
+// 2q+9 (register 1) of column g, and the matching A values of rows g and
+// g+8. Any permutation of K applied to both operands leaves the product
+// unchanged, so the kernel chooses one that makes every load wide and the
+// decode short. In a 64-wide K chunk, thread q owns the 16 K values
+// 16q .. 16q+15: one 8-byte load of its column's weight bytes 8q .. 8q+7
+// (the K-major storage) and two 16-byte loads of each of its two activation
+// rows. At step j (0..3) it uses weight bytes 2j and 2j+1: register 0 gets
+// their low nibbles (K = 16q+4j and 16q+4j+2), register 1 their high
+// nibbles (16q+4j+1, 16q+4j+3), and the A registers pair the same K values
+// (a byte permute of two loaded words). The 16 values a thread decodes per
+// chunk share one scale (K block 2c + q/2).
 //
-// Dequantization: the nibble's sign and exponent-mantissa bits placed into
-// an f32 (value x 2^-126, exact), times 2^126, times the E8M0 scale: exact
-// in f32 for every code (zero, subnormal and NaN scales included), then
-// rounded to bf16 (exact for every finite product that bf16 holds).
+// Decode, per pair of bytes: the two bytes spread into the two 16-bit lanes
+// of a word; a shift and a mask put each lane's nibble sign at bf16 bit 15
+// and its exponent-mantissa bits at bits 8..6: the FP4 value times 2^-126,
+// exactly, in each bf16 lane. Two mul.rn.bf16x2, by 2^126 and by the E8M0
+// scale, give the exact bf16 value (every scale code: bf16 has f32's
+// exponent range, and these products have two significant bits).
 //
-// First version: one warp per 16 x 16 output tile column strip, no shared
-// memory, no split-K; loads of `unroll` chunks are issued before their
-// mmas so that several are in flight.
+// Split K: a block is `split` warps on the same 16 (or 8) columns and 16
+// rows, each over its own range of K chunks; their f32 partial sums meet in
+// shared memory and the first warp adds them in warp order and stores. The
+// split is chosen so that about 16 warps per SM are busy on decode shapes.
+// Loads of `unroll` chunks are issued before their mmas so that several are
+// in flight. Not yet: reuse of the dequantized weight across row tiles (a
+// large M rereads the weight per 16 rows), asynchronous copies, wgmma.
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Conversion/GPU/Passes.h"
@@ -41,13 +49,14 @@ using namespace mlir::microscale::codegen;
 namespace {
 constexpr int64_t kChunkK = 64;  // K per chunk: four m16n8k16 steps
 constexpr int64_t kTileM = 16;
-constexpr int64_t kWarps = 4;    // warps per block
+constexpr int64_t kTargetWarps = 132 * 16; // H200 SMs x 16 warps
 
 /// What the kernel needs to know about the op.
 struct MixedMatmulShape {
   int64_t m, n, k;
   int64_t tilesPerWarp; // n8 tiles per warp
   int64_t unroll;       // chunks whose loads are issued together
+  int64_t split;        // warps per block, each over 1/split of K
 };
 } // namespace
 
@@ -74,27 +83,29 @@ static LogicalResult checkSupported(MixedMatmulStorageOp op) {
   return success();
 }
 
-/// The four bf16 pairs of one weight byte pair: byte -> bf16x2 (low half
-/// the even-K nibble), each nibble dequantized exactly with `scale` (f32).
-static Value emitDecodeByte(Emitter &e, Value byte, Value scale) {
+/// Weight bytes `pair` (bits 0-7 and 8-15) to two bf16x2 registers: the
+/// low nibbles, then the high nibbles, each lane exact: FP4 x scale.
+static std::pair<Value, Value> emitDecodeBytePair(Emitter &e, Value pair,
+                                                  Value bias, Value scale) {
   OpBuilder &b = e.builder();
   Location loc = e.location();
-  Type f32 = b.getF32Type();
-  Value bias = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(0x1p126f));
-  auto decode = [&](Value nibble) -> Value {
-    // Sign to bit 31, exponent and mantissa bits to bits 24..22: an f32 of
-    // the FP4 value times 2^-126.
-    Value bits = e.bor(e.shl(e.band(nibble, 8), 28), e.shl(e.band(nibble, 7), 22));
-    Value value = arith::BitcastOp::create(b, loc, f32, bits);
-    value = arith::MulFOp::create(b, loc, value, bias);
-    value = arith::MulFOp::create(b, loc, value, scale);
-    Value half = arith::TruncFOp::create(b, loc, b.getBF16Type(), value);
-    return arith::ExtUIOp::create(
-        b, loc, b.getI32Type(),
-        arith::BitcastOp::create(b, loc, b.getI16Type(), half));
+  auto lanes = VectorType::get({2}, b.getBF16Type());
+  auto one = VectorType::get({1}, b.getI32Type());
+  // Byte 0 in lane 0, byte 1 in lane 1.
+  Value spread = e.bor(e.band(pair, 0xFF), e.shl(e.band(pair, 0xFF00), 8));
+  auto scaled = [&](Value bits) -> Value {
+    Value v = vector::BitCastOp::create(
+        b, loc, lanes, vector::BroadcastOp::create(b, loc, one, bits));
+    v = arith::MulFOp::create(b, loc, v, bias);
+    v = arith::MulFOp::create(b, loc, v, scale);
+    return vector::ExtractOp::create(
+        b, loc, vector::BitCastOp::create(b, loc, one, v), 0);
   };
-  return e.bor(decode(e.band(byte, 0xF)), e.shl(decode(e.shr(byte, 4)), 16));
+  Value low = e.bor(e.band(e.shl(spread, 6), 0x01C001C0),
+                    e.band(e.shl(spread, 12), 0x80008000));
+  Value high = e.bor(e.band(e.shl(spread, 2), 0x01C001C0),
+                     e.band(e.shl(spread, 8), 0x80008000));
+  return {scaled(low), scaled(high)};
 }
 
 /// 2^(code - 127) as f32; code 0 is the subnormal 2^-127, 0xFF NaN.
@@ -112,7 +123,9 @@ static Value emitE8M0ToF32(Emitter &e, Value code) {
 
 LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
                                                    gpu::GPUModuleOp kernels,
-                                                   unsigned index) {
+                                                   unsigned index,
+                                                   int64_t splitK,
+                                                   int64_t unroll) {
   if (failed(checkSupported(op)))
     return failure();
   QTensorType rhs = op.getRhsType();
@@ -123,11 +136,36 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
   s.tilesPerWarp = s.n % 16 == 0 ? 2 : 1;
   const int64_t chunks = s.k / kChunkK;
   s.unroll = chunks % 4 == 0 ? 4 : chunks % 2 == 0 ? 2 : 1;
+  if (unroll) {
+    if (unroll < 0 || chunks % unroll)
+      return op.emitOpError() << "matmul-unroll = " << unroll
+                              << " does not divide the " << chunks
+                              << " K chunks of 64";
+    s.unroll = unroll;
+  }
+  const int64_t warpColumns = 8 * s.tilesPerWarp;
+  const int64_t tiles =
+      ((s.m + kTileM - 1) / kTileM) * ((s.n + warpColumns - 1) / warpColumns);
+  s.split = 1;
+  while (s.split < 8 && tiles * s.split < kTargetWarps &&
+         chunks % (2 * s.split * s.unroll) == 0)
+    s.split *= 2;
+  if (splitK) {
+    if (splitK < 0 || splitK > 32 || !llvm::isPowerOf2_64(splitK) ||
+        chunks % (splitK * s.unroll))
+      return op.emitOpError()
+             << "matmul-split-k = " << splitK
+             << " must be a power of two up to 32 whose product with the "
+                "unroll ("
+             << s.unroll << ") divides the " << chunks << " K chunks of 64";
+    s.split = splitK;
+  }
+  const int64_t chunksPerWarp = chunks / s.split;
 
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
   Type i8 = IntegerType::get(context, 8), i32 = IntegerType::get(context, 32);
-  Type bf16 = BFloat16Type::get(context);
+  Type bf16 = BFloat16Type::get(context), f32 = Float32Type::get(context);
   Type outElement = cast<MemRefType>(op.getOut().getType()).getElementType();
   SmallVector<Type> argTypes = {
       MemRefType::get({s.m * s.k}, bf16),
@@ -135,7 +173,7 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
                       i8),
       MemRefType::get({ShapedType::getNumElements(rhs.getScaleStorageShape())},
                       i8),
-      MemRefType::get({s.m * s.n}, outElement), Float32Type::get(context)};
+      MemRefType::get({s.m * s.n}, outElement), f32};
 
   OpBuilder builder = OpBuilder::atBlockEnd(kernels.getBody());
   std::string name = ("mixed_matmul_" + Twine(index)).str();
@@ -143,12 +181,20 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
       builder, loc, name, builder.getFunctionType(argTypes, {}));
   function->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                     builder.getUnitAttr());
+  const int64_t threads = 32 * s.split;
   function.setKnownBlockSizeAttr(
-      builder.getDenseI32ArrayAttr({32 * kWarps, 1, 1}));
+      builder.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
   for (unsigned arg = 0; arg < 4; ++arg) {
     function.setArgAttr(arg, "llvm.noalias", builder.getUnitAttr());
     function.setArgAttr(arg, "llvm.align", builder.getI64IntegerAttr(16));
   }
+  // The split warps' partial sums: [warp][lane][accumulator].
+  const int64_t sums = 4 * s.tilesPerWarp;
+  Value partials = function.addWorkgroupAttribution(
+      MemRefType::get({s.split * 32 * sums}, f32, MemRefLayoutAttrInterface(),
+                      gpu::AddressSpaceAttr::get(
+                          context, gpu::AddressSpace::Workgroup)),
+      loc);
   Block &entry = function.getBody().front();
   builder.setInsertionPointToStart(&entry);
   Emitter e(builder, loc);
@@ -160,9 +206,7 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
   Value group = e.div(lane, 4), quad = e.rem(lane, 4);
   Value blockN = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
   Value blockM = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::y);
-  const int64_t warpColumns = 8 * s.tilesPerWarp;
-  Value firstColumn =
-      e.mul(e.add(e.mul(blockN, kWarps), warp), warpColumns);
+  Value firstColumn = e.mul(blockN, warpColumns);
   // Rows past M read row M - 1 (valid memory) and are not stored.
   Value row0 = e.add(e.mul(blockM, kTileM), group);
   Value row1 = e.add(row0, 8);
@@ -171,30 +215,27 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
   };
   Value loadRow0 = clampRow(row0), loadRow1 = clampRow(row1);
 
-  auto active = scf::IfOp::create(
-      builder, loc,
-      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
-                            firstColumn, e.index(s.n)),
-      /*withElseRegion=*/false);
-  builder.setInsertionPointToStart(&active.getThenRegion().front());
-
-  SmallVector<int64_t> shape(rhs.getShape());
   SmallVector<int64_t> scaleShape = rhs.getScaleShape();
   LayoutAttrInterface scaleLayout = rhs.getScaleLayout();
-  Type f32 = builder.getF32Type();
+  auto lanes = VectorType::get({2}, bf16);
+  Value bias = arith::ConstantOp::create(
+      builder, loc, lanes,
+      DenseElementsAttr::get(lanes, builder.getFloatAttr(bf16, 0x1p126)));
   Value zero = arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(0));
-  SmallVector<Value> initial(4 * s.tilesPerWarp, zero);
+  SmallVector<Value> initial(sums, zero);
   auto accType = LLVM::LLVMStructType::getLiteral(context, {f32, f32, f32, f32});
+  Value firstChunk = e.mul(warp, chunksPerWarp);
   auto chunkLoop = scf::ForOp::create(
-      builder, loc, e.index(0), e.index(chunks), e.index(s.unroll), initial,
-      [&](OpBuilder &b, Location l, Value firstChunk, ValueRange acc) {
+      builder, loc, firstChunk, e.add(firstChunk, chunksPerWarp),
+      e.index(s.unroll), initial,
+      [&](OpBuilder &b, Location l, Value groupChunk, ValueRange acc) {
         Emitter body(b, l);
-        SmallVector<Value> sums(acc.begin(), acc.end());
+        SmallVector<Value> running(acc.begin(), acc.end());
         // All loads of `unroll` chunks first.
         struct ChunkData {
-          SmallVector<Value, 8> a0, a1;       // rows g and g+8: 8 words
-          SmallVector<Value, 2> weight[2];    // per tile: 2 words
-          Value scale[2];                     // per tile
+          SmallVector<Value, 8> a0, a1;    // rows g and g+8: 8 words each
+          SmallVector<Value, 2> weight[2]; // per tile: 2 words
+          Value scale[2];                  // per tile, bf16 in both lanes
         };
         SmallVector<ChunkData> data(s.unroll);
         auto rowWords = [&](Value row, Value kFirst) {
@@ -213,7 +254,7 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
           return words;
         };
         for (int64_t u = 0; u < s.unroll; ++u) {
-          Value chunk = body.add(firstChunk, u);
+          Value chunk = body.add(groupChunk, u);
           Value kFirst = body.add(body.mul(chunk, kChunkK), body.mul(quad, 16));
           data[u].a0 = rowWords(loadRow0, kFirst);
           data[u].a1 = rowWords(loadRow1, kFirst);
@@ -230,27 +271,39 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
             data[u].weight[t] = {vector::ExtractOp::create(b, l, w, 0),
                                  vector::ExtractOp::create(b, l, w, 1)};
             Value block = body.add(body.mul(chunk, 2), body.div(quad, 2));
-            data[u].scale[t] = emitE8M0ToF32(
-                body, scaleLayout.emitLoadElement(b, l, scales, scaleShape, 8,
-                                                  ValueRange{block, column}));
+            Value scale = arith::TruncFOp::create(
+                b, l, bf16,
+                emitE8M0ToF32(body, scaleLayout.emitLoadElement(
+                                        b, l, scales, scaleShape, 8,
+                                        ValueRange{block, column})));
+            data[u].scale[t] = vector::BroadcastOp::create(b, l, lanes, scale);
           }
         }
         for (int64_t u = 0; u < s.unroll; ++u)
           for (int64_t j = 0; j < 4; ++j) {
-            SmallVector<Value, 4> a = {data[u].a0[2 * j], data[u].a1[2 * j],
-                                       data[u].a0[2 * j + 1],
-                                       data[u].a1[2 * j + 1]};
+            // A registers pairing K (4j, 4j+2) and (4j+1, 4j+3) of the
+            // thread's 16, as the weight registers below do.
+            auto evenPair = [&](Value w0, Value w1) {
+              return body.bor(body.band(w0, 0xFFFF), body.shl(w1, 16));
+            };
+            auto oddPair = [&](Value w0, Value w1) {
+              return body.bor(body.shr(w0, 16),
+                              body.band(w1, static_cast<int32_t>(0xFFFF0000)));
+            };
+            const ChunkData &d = data[u];
+            SmallVector<Value, 4> a = {
+                evenPair(d.a0[2 * j], d.a0[2 * j + 1]),
+                evenPair(d.a1[2 * j], d.a1[2 * j + 1]),
+                oddPair(d.a0[2 * j], d.a0[2 * j + 1]),
+                oddPair(d.a1[2 * j], d.a1[2 * j + 1])};
             for (int64_t t = 0; t < s.tilesPerWarp; ++t) {
-              Value word = data[u].weight[t][j / 2];
-              Value pair = body.shr(word, 16 * (j % 2));
-              SmallVector<Value, 2> bRegs = {
-                  emitDecodeByte(body, body.band(pair, 0xFF),
-                                 data[u].scale[t]),
-                  emitDecodeByte(body, body.band(body.shr(pair, 8), 0xFF),
-                                 data[u].scale[t])};
-              SmallVector<Value, 4> c(sums.begin() + 4 * t,
-                                      sums.begin() + 4 * t + 4);
-              Value d = NVVM::MmaOp::create(
+              Value pair = body.shr(d.weight[t][j / 2], 16 * (j % 2));
+              auto [low, high] =
+                  emitDecodeBytePair(body, pair, bias, d.scale[t]);
+              SmallVector<Value, 2> bRegs = {low, high};
+              SmallVector<Value, 4> c(running.begin() + 4 * t,
+                                      running.begin() + 4 * t + 4);
+              Value result = NVVM::MmaOp::create(
                   b, l, accType, a, bRegs, c, ArrayRef<int64_t>{16, 8, 16},
                   std::nullopt, std::nullopt,
                   std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
@@ -258,20 +311,42 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
                   std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                                  NVVM::MMALayout::col});
               for (int64_t i = 0; i < 4; ++i)
-                sums[4 * t + i] = LLVM::ExtractValueOp::create(b, l, d, i);
+                running[4 * t + i] =
+                    LLVM::ExtractValueOp::create(b, l, result, i);
             }
           }
-        scf::YieldOp::create(b, l, sums);
+        scf::YieldOp::create(b, l, running);
       });
 
+  // The split warps' sums meet in shared memory; warp 0 adds them in warp
+  // order (a fixed order: the result does not depend on scheduling).
+  Value slot = e.mul(e.add(e.mul(warp, 32), lane), sums);
+  for (int64_t i = 0; i < sums; ++i)
+    memref::StoreOp::create(builder, loc, chunkLoop.getResult(i), partials,
+                            ValueRange{e.add(slot, i)});
+  gpu::BarrierOp::create(builder, loc);
+  auto first = scf::IfOp::create(
+      builder, loc,
+      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, warp,
+                            e.index(0)),
+      /*withElseRegion=*/false);
+  builder.setInsertionPointToStart(&first.getThenRegion().front());
   // c0, c1: row g, columns 2q, 2q+1 of the tile; c2, c3: row g + 8.
   for (int64_t t = 0; t < s.tilesPerWarp; ++t)
     for (int64_t i = 0; i < 4; ++i) {
+      const int64_t accumulator = 4 * t + i;
+      Value total = chunkLoop.getResult(accumulator);
+      for (int64_t w = 1; w < s.split; ++w)
+        total = arith::AddFOp::create(
+            builder, loc, total,
+            memref::LoadOp::create(
+                builder, loc, partials,
+                ValueRange{e.add(e.mul(e.add(lane, 32 * w), sums),
+                                 accumulator)}));
       Value row = i < 2 ? row0 : row1;
       Value column = e.add(e.add(firstColumn, 8 * t),
                            e.add(e.mul(quad, 2), i % 2));
-      Value value = arith::MulFOp::create(
-          builder, loc, chunkLoop.getResult(4 * t + i), globalScale);
+      Value value = arith::MulFOp::create(builder, loc, total, globalScale);
       if (value.getType() != outElement)
         value = arith::TruncFOp::create(builder, loc, outElement, value);
       auto inRows = scf::IfOp::create(
@@ -281,10 +356,10 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
       memref::StoreOp::create(builder, loc, value, out,
                               ValueRange{e.add(e.mul(row, s.n), column)});
     }
-  builder.setInsertionPointAfter(active);
+  builder.setInsertionPointAfter(first);
   gpu::ReturnOp::create(builder, loc);
 
-  // The launch: (column strips of kWarps warps, 16-row tiles).
+  // The launch: (column strips, 16-row tiles) of `split` warps.
   builder.setInsertionPoint(op);
   Emitter host(builder, loc);
   auto flat = [&](Value buffer, Type type) -> Value {
@@ -297,13 +372,12 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
       result = memref::CastOp::create(builder, loc, type, result);
     return result;
   };
-  const int64_t blockColumns = kWarps * warpColumns;
   Value one = host.index(1);
   gpu::LaunchFuncOp::create(
       builder, loc, function,
-      gpu::KernelDim3{host.index((s.n + blockColumns - 1) / blockColumns),
+      gpu::KernelDim3{host.index(s.n / warpColumns),
                       host.index((s.m + kTileM - 1) / kTileM), one},
-      gpu::KernelDim3{host.index(32 * kWarps), one, one}, Value(),
+      gpu::KernelDim3{host.index(threads), one, one}, Value(),
       ValueRange{flat(op.getLhs(), argTypes[0]),
                  flat(op.getRhsValues(), argTypes[1]),
                  flat(op.getRhsScales(), argTypes[2]),

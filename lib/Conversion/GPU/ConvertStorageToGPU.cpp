@@ -518,7 +518,8 @@ struct ConvertStorageToGPUPass
                                          foldScaleBias, index++)))
         return signalPassFailure();
     for (MixedMatmulStorageOp op : products)
-      if (failed(outlineMixedMatmul(op, kernels, index++)))
+      if (failed(outlineMixedMatmul(op, kernels, index++, matmulSplitK,
+                                    matmulUnroll)))
         return signalPassFailure();
   }
 };

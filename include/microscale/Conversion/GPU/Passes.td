@@ -8,7 +8,8 @@ def MicroscaleConvertStorageToGPU
     : Pass<"microscale-convert-storage-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Turn each convert_storage into one GPU kernel and its launch";
   let description = [{
-    Outlines every `microscale.convert_storage` into its own `gpu.func`
+    Outlines every `microscale.convert_storage` (and `dequantize_storage`
+    from the Hopper layouts, and `mixed_matmul_storage`) into its own `gpu.func`
     kernel in the `gpu.module @microscale_kernels`, and replaces the op with
     a `gpu.launch_func` of it. Each thread computes `units-per-thread`
     consecutive destination store units (a unit is a byte, or a 4-byte Hopper
@@ -34,6 +35,12 @@ def MicroscaleConvertStorageToGPU
            "How threads walk the destination's [rows, units] grid: row-major "
            "(consecutive threads along a row) or column-major (consecutive "
            "threads down the rows; whole conversions only)">,
+    Option<"matmulSplitK", "matmul-split-k", "int64_t", /*default=*/"0",
+           "mixed_matmul: warps per block that split K (a power of two "
+           "dividing the K chunks; 0: chosen from the shape)">,
+    Option<"matmulUnroll", "matmul-unroll", "int64_t", /*default=*/"0",
+           "mixed_matmul: 64-wide K chunks whose loads are issued together "
+           "(0: 4, or the largest of 2 and 1 that divides the chunks)">,
     Option<"foldScaleBias", "fold-scale-bias", "bool", /*default=*/"false",
            "Hopper dequantization: fold the 2^126 bias into the scale (one "
            "multiply per pair) for words whose scale codes are <= 128, and "

@@ -91,3 +91,39 @@ func.func @f(%av: memref<1536xi8>, %as: memref<64xi8>, %g: f32, %wv: memref<1000
       : !a, !w, memref<1536xi8>, memref<64xi8>, memref<1000xi8>, memref<64xi8>, memref<1024xf32>
   return
 }
+
+// -----
+
+!w = !microscale.qtensor<64x32, nvfp4_b32, axis = 0>
+func.func @f(%a: tensor<32x64xbf16>, %w: !w) {
+  // expected-error @+1 {{a transcode variant needs a quantized lhs (w4a6_tc, w4a4_tc); this lhs is 'tensor<32x64xbf16>'}}
+  %c = microscale.scaled_matmul %a, %w {variant = #microscale.transcode_variant<lut>} : tensor<32x64xbf16>, !w -> tensor<32x32xf32>
+  return
+}
+
+// -----
+
+!w = !microscale.qtensor<64x32, mxfp4, axis = 0>
+func.func @f(%a: tensor<32x96xbf16>, %w: !w) {
+  // expected-error @+1 {{contraction extents differ: lhs K = 96, rhs K = 64}}
+  %c = microscale.scaled_matmul %a, %w : tensor<32x96xbf16>, !w -> tensor<32x32xf32>
+  return
+}
+
+// -----
+
+!w = !microscale.qtensor<64x32, mxfp4, axis = 0>
+func.func @f(%a: memref<4x64xbf16>, %v: memref<1024xi8>, %s: memref<64xi8>, %g: f32, %o: memref<4x16xbf16>) {
+  // expected-error @+1 {{'microscale.mixed_matmul_storage' op out must be [M, N] = [4, 32], got 'memref<4x16xbf16>'}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<4x64xbf16>, !w, memref<1024xi8>, memref<64xi8>, memref<4x16xbf16>
+  return
+}
+
+// -----
+
+!w = !microscale.qtensor<64x32, mxfp4, axis = 0>
+func.func @f(%a: memref<?x64xbf16>, %v: memref<1024xi8>, %s: memref<64xi8>, %g: f32, %o: memref<4x32xbf16>) {
+  // expected-error @+1 {{expects static lhs and out shapes, got 'memref<?x64xbf16>' and 'memref<4x32xbf16>'}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<?x64xbf16>, !w, memref<1024xi8>, memref<64xi8>, memref<4x32xbf16>
+  return
+}

@@ -1,5 +1,6 @@
-// w4a6_tc on the host: an MXFP6 activation times an NVFP4 B32 weight that
-// is transcoded to MXFP6 first (LUT and HWCVT), lowered for the CPU and run.
+// scaled_matmul on the host, lowered for the CPU and run: w4a6_tc (an MXFP6
+// activation times an NVFP4 B32 weight transcoded to MXFP6 first, LUT and
+// HWCVT), then bf16 activations times an MXFP4 weight.
 // RUN: mx-opt %s --microscale-lower-to-storage --one-shot-bufferize=bufferize-function-boundaries --microscale-cpu-to-llvm \
 // RUN:   | %mlir_runner -e main -entry-point-result=void -shared-libs=%runner_utils,%c_runner_utils | FileCheck %s
 //
@@ -12,9 +13,16 @@
 // CHECK: [-1152,   -52]
 // CHECK: [1152,   56],
 // CHECK: [-1152,   -56]
+//
+// bf16 activations (row 0 all 1, row 1 all -0.5) times an MXFP4 weight
+// (column 0 all 6, column 1 all -1.5; E8M0 scales 2^0 and 2^-2):
+// out = 32 x a x w x s.
+// CHECK: [192,   -12],
+// CHECK: [-96,   6]
 
 !a = !microscale.qtensor<2x32, mxfp6_e2m3, axis = 1>
 !w = !microscale.qtensor<32x2, nvfp4_b32, axis = 0, values = #microscale.strided<major_dim = 0>>
+!m = !microscale.qtensor<32x2, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>
 
 func.func private @printMemrefF32(memref<*xf32>)
 
@@ -32,6 +40,15 @@ func.func @main() {
   call @print(%lut) : (tensor<2x2xf32>) -> ()
   %hw = microscale.scaled_matmul %a, %w {variant = #microscale.transcode_variant<hwcvt>} : !a, !w -> tensor<2x2xf32>
   call @print(%hw) : (tensor<2x2xf32>) -> ()
+
+  %x = arith.constant dense<[[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+                             [-0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5, -0.5]]> : tensor<2x32xbf16>
+  %mv = arith.constant dense<[[119, 119, 119, 119, 119, 119, 119, 119, 119, 119, 119, 119, 119, 119, 119, 119],
+                              [-69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69]]> : tensor<2x16xi8>
+  %ms = arith.constant dense<[[127, 125]]> : tensor<1x2xi8>
+  %m = microscale.from_bytes %mv, %ms : tensor<2x16xi8>, tensor<1x2xi8> -> !m
+  %y = microscale.scaled_matmul %x, %m : tensor<2x32xbf16>, !m -> tensor<2x2xf32>
+  call @print(%y) : (tensor<2x2xf32>) -> ()
   return
 }
 

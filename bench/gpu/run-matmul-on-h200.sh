@@ -10,7 +10,9 @@ g++ -O2 -std=c++17 -Iinclude bench/gpu/matmul-bench.cpp lib/Reference/*.cpp \
   lib/Runtime/CUDA/CudaDriver.cpp -ldl -o /tmp/matmul-bench
 status=0
 kernels="${KERNELS:-bench/gpu/kernels-mm}"
-/tmp/matmul-bench "$kernels" > "$out/ours.csv" || status=$?
+# A kernel that hangs (a collective op under divergence, say) must not eat
+# the lease: 150 s is several times the whole run.
+timeout 150 /tmp/matmul-bench "$kernels" > "$out/ours.csv" || status=$?
 sort -u -k1,3 "$kernels/cases.txt" > /tmp/shapes.txt
 python3 bench/gpu/cublas-matmul.py /tmp/shapes.txt > "$out/cublas.csv"
 python3 - "$out/ours.csv" "$out/cublas.csv" <<'PY'

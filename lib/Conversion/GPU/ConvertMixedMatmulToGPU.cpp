@@ -12,18 +12,22 @@
 // decode short. In a 64-wide K chunk, thread q owns the 16 K values
 // 16q .. 16q+15: one 8-byte load of its column's weight bytes 8q .. 8q+7
 // (the K-major storage) and two 16-byte loads of each of its two activation
-// rows. At step j (0..3) it uses weight bytes 2j and 2j+1: register 0 gets
-// their low nibbles (K = 16q+4j and 16q+4j+2), register 1 their high
-// nibbles (16q+4j+1, 16q+4j+3), and the A registers pair the same K values
-// (a byte permute of two loaded words). The 16 values a thread decodes per
+// rows. At step j = 2h + p (0..3) it uses weight bytes 4h+p and 4h+p+2:
+// register 0 gets their low nibbles (K = 16q + 8h + 2p + {0, 4}), register
+// 1 their high nibbles (+ {1, 5}), and the A registers pair the same K
+// values (a byte permute of two loaded words). The 16 values a thread decodes per
 // chunk share one scale (K block 2c + q/2).
 //
-// Decode, per pair of bytes: the two bytes spread into the two 16-bit lanes
-// of a word; a shift and a mask put each lane's nibble sign at bf16 bit 15
-// and its exponent-mantissa bits at bits 8..6: the FP4 value times 2^-126,
-// exactly, in each bf16 lane. Two mul.rn.bf16x2, by 2^126 and by the E8M0
-// scale, give the exact bf16 value (every scale code: bf16 has f32's
-// exponent range, and these products have two significant bits).
+// Decode, per half of a 4-byte weight word: bytes p and p+2 already sit in
+// the word's two 16-bit lanes, so shifts and masks put each lane's nibble
+// sign at bf16 bit 15 and its exponent-mantissa bits at bits 8..6: the FP4
+// value times 2^-126, exactly. One mul.rn.bf16x2 by 2^(s-1) then gives the
+// exact bf16 value for scale codes s <= 128 (scales up to 2); a warp
+// whose group of chunks has a larger code takes the exact two-multiply
+// path instead (2^126, then 2^(s-127); a warp vote keeps the choice uniform,
+// as mma.sync needs the whole warp), so every code (0 and NaN included)
+// is right: bf16 has f32's exponent range, and these products have two
+// significant bits.
 //
 // Split K: a block is `split` warps on the same 16 (or 8) columns and 16
 // rows, each over its own range of K chunks; their f32 partial sums meet in
@@ -83,42 +87,43 @@ static LogicalResult checkSupported(MixedMatmulStorageOp op) {
   return success();
 }
 
-/// Weight bytes `pair` (bits 0-7 and 8-15) to two bf16x2 registers: the
-/// low nibbles, then the high nibbles, each lane exact: FP4 x scale.
-static std::pair<Value, Value> emitDecodeBytePair(Emitter &e, Value pair,
-                                                  Value bias, Value scale) {
+/// Half `parity` of a weight word: bytes `parity` and `parity + 2` (in the
+/// word's two 16-bit lanes already) to two bf16x2 registers, the low
+/// nibbles then the high nibbles, each lane the FP4 value times 2^-126
+/// (sign at bit 15, exponent-mantissa bits at 8..6), then times each of
+/// `multipliers` (bf16 in both lanes).
+static std::pair<Value, Value>
+emitDecodeWordHalf(Emitter &e, Value word, int parity,
+                   ArrayRef<Value> multipliers) {
   OpBuilder &b = e.builder();
   Location loc = e.location();
   auto lanes = VectorType::get({2}, b.getBF16Type());
   auto one = VectorType::get({1}, b.getI32Type());
-  // Byte 0 in lane 0, byte 1 in lane 1.
-  Value spread = e.bor(e.band(pair, 0xFF), e.shl(e.band(pair, 0xFF00), 8));
+  Value x = parity ? e.shr(word, 8) : word;
   auto scaled = [&](Value bits) -> Value {
     Value v = vector::BitCastOp::create(
         b, loc, lanes, vector::BroadcastOp::create(b, loc, one, bits));
-    v = arith::MulFOp::create(b, loc, v, bias);
-    v = arith::MulFOp::create(b, loc, v, scale);
+    for (Value multiplier : multipliers)
+      v = arith::MulFOp::create(b, loc, v, multiplier);
     return vector::ExtractOp::create(
         b, loc, vector::BitCastOp::create(b, loc, one, v), 0);
   };
-  Value low = e.bor(e.band(e.shl(spread, 6), 0x01C001C0),
-                    e.band(e.shl(spread, 12), 0x80008000));
-  Value high = e.bor(e.band(e.shl(spread, 2), 0x01C001C0),
-                     e.band(e.shl(spread, 8), 0x80008000));
+  Value low = e.bor(e.band(e.shl(x, 6), 0x01C001C0),
+                    e.band(e.shl(x, 12), static_cast<int32_t>(0x80008000)));
+  Value high = e.bor(e.band(e.shl(x, 2), 0x01C001C0),
+                     e.band(e.shl(x, 8), static_cast<int32_t>(0x80008000)));
   return {scaled(low), scaled(high)};
 }
 
-/// 2^(code - 127) as f32; code 0 is the subnormal 2^-127, 0xFF NaN.
-static Value emitE8M0ToF32(Emitter &e, Value code) {
+/// A bf16 power of two from its bits, in both lanes.
+static Value emitBF16Pair(Emitter &e, Value bits) {
   OpBuilder &b = e.builder();
   Location loc = e.location();
-  auto eq = [&](int64_t v) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, code,
-                                 e.i32(v));
-  };
-  Value bits = e.select(eq(0), e.i32(0x00400000), e.shl(code, 23));
-  bits = e.select(eq(0xFF), e.i32(0x7FC00000), bits);
-  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  Value half = arith::BitcastOp::create(
+      b, loc, b.getBF16Type(),
+      arith::TruncIOp::create(b, loc, b.getI16Type(), bits));
+  return vector::BroadcastOp::create(
+      b, loc, VectorType::get({2}, b.getBF16Type()), half);
 }
 
 LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
@@ -135,7 +140,8 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
   s.m = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
   s.tilesPerWarp = s.n % 16 == 0 ? 2 : 1;
   const int64_t chunks = s.k / kChunkK;
-  s.unroll = chunks % 4 == 0 ? 4 : chunks % 2 == 0 ? 2 : 1;
+  // Two chunks in flight measured best on the H200 (docs/performance.md).
+  s.unroll = chunks % 2 == 0 ? 2 : 1;
   if (unroll) {
     if (unroll < 0 || chunks % unroll)
       return op.emitOpError() << "matmul-unroll = " << unroll
@@ -235,7 +241,7 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
         struct ChunkData {
           SmallVector<Value, 8> a0, a1;    // rows g and g+8: 8 words each
           SmallVector<Value, 2> weight[2]; // per tile: 2 words
-          Value scale[2];                  // per tile, bf16 in both lanes
+          Value scale[2];                  // per tile: the E8M0 code
         };
         SmallVector<ChunkData> data(s.unroll);
         auto rowWords = [&](Value row, Value kFirst) {
@@ -271,50 +277,99 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
             data[u].weight[t] = {vector::ExtractOp::create(b, l, w, 0),
                                  vector::ExtractOp::create(b, l, w, 1)};
             Value block = body.add(body.mul(chunk, 2), body.div(quad, 2));
-            Value scale = arith::TruncFOp::create(
-                b, l, bf16,
-                emitE8M0ToF32(body, scaleLayout.emitLoadElement(
-                                        b, l, scales, scaleShape, 8,
-                                        ValueRange{block, column})));
-            data[u].scale[t] = vector::BroadcastOp::create(b, l, lanes, scale);
+            data[u].scale[t] = scaleLayout.emitLoadElement(
+                b, l, scales, scaleShape, 8, ValueRange{block, column});
           }
         }
-        for (int64_t u = 0; u < s.unroll; ++u)
-          for (int64_t j = 0; j < 4; ++j) {
-            // A registers pairing K (4j, 4j+2) and (4j+1, 4j+3) of the
-            // thread's 16, as the weight registers below do.
-            auto evenPair = [&](Value w0, Value w1) {
-              return body.bor(body.band(w0, 0xFFFF), body.shl(w1, 16));
-            };
-            auto oddPair = [&](Value w0, Value w1) {
-              return body.bor(body.shr(w0, 16),
-                              body.band(w1, static_cast<int32_t>(0xFFFF0000)));
-            };
-            const ChunkData &d = data[u];
-            SmallVector<Value, 4> a = {
-                evenPair(d.a0[2 * j], d.a0[2 * j + 1]),
-                evenPair(d.a1[2 * j], d.a1[2 * j + 1]),
-                oddPair(d.a0[2 * j], d.a0[2 * j + 1]),
-                oddPair(d.a1[2 * j], d.a1[2 * j + 1])};
+        // Decode and multiply, chunk by chunk, with the scale folded into one
+        // multiply (2^(s-1), which takes the 2^126 bias along: exact for
+        // codes up to 128, i.e. scales up to 2), or, when a code of the
+        // chunk is larger, the exact two multiplies (2^126, then
+        // 2^(s-127)). The choice is per warp (a vote), since mma.sync is
+        // warp-collective; per chunk, so that only one chunk's registers are
+        // live in either branch.
+        for (int64_t u = 0; u < s.unroll; ++u) {
+          const ChunkData &d = data[u];
+          Value fast = arith::ConstantIntOp::create(b, l, 1, 1);
+          for (int64_t t = 0; t < s.tilesPerWarp; ++t)
+            fast = body.andI1(
+                fast, arith::CmpIOp::create(b, l, arith::CmpIPredicate::ule,
+                                            d.scale[t], body.i32(128)));
+          fast = NVVM::VoteSyncOp::create(b, l, b.getI1Type(), body.i32(-1),
+                                          fast, NVVM::VoteSyncKind::all);
+          auto emitProducts = [&](OpBuilder &rb, Location rl, bool folded) {
+            Emitter region(rb, rl);
+            SmallVector<Value> sums(running);
+            SmallVector<Value, 2> multipliers[2];
             for (int64_t t = 0; t < s.tilesPerWarp; ++t) {
-              Value pair = body.shr(d.weight[t][j / 2], 16 * (j % 2));
-              auto [low, high] =
-                  emitDecodeBytePair(body, pair, bias, d.scale[t]);
-              SmallVector<Value, 2> bRegs = {low, high};
-              SmallVector<Value, 4> c(running.begin() + 4 * t,
-                                      running.begin() + 4 * t + 4);
-              Value result = NVVM::MmaOp::create(
-                  b, l, accType, a, bRegs, c, ArrayRef<int64_t>{16, 8, 16},
-                  std::nullopt, std::nullopt,
-                  std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                                NVVM::MMATypes::bf16},
-                  std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                                 NVVM::MMALayout::col});
-              for (int64_t i = 0; i < 4; ++i)
-                running[4 * t + i] =
-                    LLVM::ExtractValueOp::create(b, l, result, i);
+              Value code = d.scale[t];
+              if (folded) {
+                // 2^(s-1) as bf16: exponent field s + 126.
+                multipliers[t] = {emitBF16Pair(
+                    region, region.shl(region.add(code, region.i32(126)), 7))};
+              } else {
+                // 2^(s-127): code << 7; code 0 the subnormal 2^-127
+                // (0x0040); 0xFF NaN.
+                auto eq = [&](int64_t v) {
+                  return arith::CmpIOp::create(
+                      rb, rl, arith::CmpIPredicate::eq, code, region.i32(v));
+                };
+                Value bits = region.select(eq(0), region.i32(0x0040),
+                                           region.shl(code, 7));
+                bits = region.select(eq(0xFF), region.i32(0x7FC0), bits);
+                multipliers[t] = {bias, emitBF16Pair(region, bits)};
+              }
             }
-          }
+            for (int64_t j = 0; j < 4; ++j) {
+              // Step j = 2h + p uses bytes 4h+p and 4h+p+2 of the thread's
+              // 8: K = 16q + 8h + 2p + {0, 4} (low nibbles) and + {1, 5}
+              // (high nibbles). The A registers pair the same K from the 16
+              // consecutive bf16 that the thread loaded (words of (k, k+1)).
+              const int64_t h = j / 2, p = j % 2;
+              auto evenPair = [&](Value w0, Value w1) {
+                return region.bor(region.band(w0, 0xFFFF),
+                                  region.shl(w1, 16));
+              };
+              auto oddPair = [&](Value w0, Value w1) {
+                return region.bor(
+                    region.shr(w0, 16),
+                    region.band(w1, static_cast<int32_t>(0xFFFF0000)));
+              };
+              const int64_t first = 4 * h + p, second = 4 * h + p + 2;
+              SmallVector<Value, 4> a = {
+                  evenPair(d.a0[first], d.a0[second]),
+                  evenPair(d.a1[first], d.a1[second]),
+                  oddPair(d.a0[first], d.a0[second]),
+                  oddPair(d.a1[first], d.a1[second])};
+              for (int64_t t = 0; t < s.tilesPerWarp; ++t) {
+                auto [low, high] = emitDecodeWordHalf(region, d.weight[t][h],
+                                                      p, multipliers[t]);
+                SmallVector<Value, 2> bRegs = {low, high};
+                SmallVector<Value, 4> c(sums.begin() + 4 * t,
+                                        sums.begin() + 4 * t + 4);
+                Value result = NVVM::MmaOp::create(
+                    rb, rl, accType, a, bRegs, c,
+                    ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+                    std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                                  NVVM::MMATypes::bf16},
+                    std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                   NVVM::MMALayout::col});
+                for (int64_t i = 0; i < 4; ++i)
+                  sums[4 * t + i] =
+                      LLVM::ExtractValueOp::create(rb, rl, result, i);
+              }
+            }
+            scf::YieldOp::create(rb, rl, sums);
+          };
+          auto branch = scf::IfOp::create(
+              b, l, fast,
+              [&](OpBuilder &rb, Location rl) { emitProducts(rb, rl, true); },
+              [&](OpBuilder &rb, Location rl) {
+                emitProducts(rb, rl, false);
+              });
+          running.assign(branch.getResults().begin(),
+                         branch.getResults().end());
+        }
         scf::YieldOp::create(b, l, running);
       });
 

@@ -40,7 +40,7 @@ def MicroscaleConvertStorageToGPU
            "dividing the K chunks; 0: chosen from the shape)">,
     Option<"matmulUnroll", "matmul-unroll", "int64_t", /*default=*/"0",
            "mixed_matmul: 64-wide K chunks whose loads are issued together "
-           "(0: 4, or the largest of 2 and 1 that divides the chunks)">,
+           "(0: 2, or 1 for an odd number of chunks)">,
     Option<"foldScaleBias", "fold-scale-bias", "bool", /*default=*/"false",
            "Hopper dequantization: fold the 2^126 bias into the scale (one "
            "multiply per pair) for words whose scale codes are <= 128, and "

@@ -9,10 +9,10 @@ mx_opt="$1" out="$2" mode="${3:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$out"
 : > "$out/cases.txt"
-emit() { # M K N [split unroll]
-  local m=$1 k=$2 n=$3 split=${4:-0} unroll=${5:-0}
-  local name="mm_$1_$2_$3_s${split}_u${unroll}"
-  local options="matmul-split-k=$split matmul-unroll=$unroll"
+emit() { # M K N [split unroll max-registers]
+  local m=$1 k=$2 n=$3 split=${4:-0} unroll=${5:-0} regs=${6:-0}
+  local name="mm_$1_$2_$3_s${split}_u${unroll}_r${regs}"
+  local options="matmul-split-k=$split matmul-unroll=$unroll matmul-max-registers=$regs"
   local type="!microscale.qtensor<${k}x${n}, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>"
   local vbytes=$((k * n / 2)) sbytes=$((k / 32 * n))
   cat > "$out/$name.mlir" <<MLIR
@@ -34,14 +34,10 @@ MLIR
   echo "$m $k $n $threads $name" >> "$out/cases.txt"
 }
 if [ "$mode" = sweep ]; then
-  emit 5 512 96 2 2   # a correctness shape: codes across 128
+  emit 5 512 96 2 2 64  # a correctness shape: codes across 128
   for kn in "8192 8192" "14336 4096"; do
-    for split in 4 8 16; do
-      for unroll in 1 2 4; do
-        k=${kn% *}
-        [ $((k / 64 % (split * unroll))) -eq 0 ] || continue
-        emit 16 $kn $split $unroll
-      done
+    for config in "0 2 0" "0 1 0" "0 1 64" "0 1 80" "0 2 80" "0 2 96" "16 1 64"; do
+      emit 16 $kn $config
     done
   done
 else

@@ -130,7 +130,8 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
                                                    gpu::GPUModuleOp kernels,
                                                    unsigned index,
                                                    int64_t splitK,
-                                                   int64_t unroll) {
+                                                   int64_t unroll,
+                                                   int64_t maxRegisters) {
   if (failed(checkSupported(op)))
     return failure();
   QTensorType rhs = op.getRhsType();
@@ -194,6 +195,9 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
     function.setArgAttr(arg, "llvm.noalias", builder.getUnitAttr());
     function.setArgAttr(arg, "llvm.align", builder.getI64IntegerAttr(16));
   }
+  if (maxRegisters)
+    function->setAttr("nvvm.maxnreg",
+                      builder.getI32IntegerAttr(static_cast<int32_t>(maxRegisters)));
   // The split warps' partial sums: [warp][lane][accumulator].
   const int64_t sums = 4 * s.tilesPerWarp;
   Value partials = function.addWorkgroupAttribution(

@@ -519,7 +519,7 @@ struct ConvertStorageToGPUPass
         return signalPassFailure();
     for (MixedMatmulStorageOp op : products)
       if (failed(outlineMixedMatmul(op, kernels, index++, matmulSplitK,
-                                    matmulUnroll)))
+                                    matmulUnroll, matmulMaxRegisters)))
         return signalPassFailure();
   }
 };

@@ -22,10 +22,12 @@ namespace mlir::microscale {
 /// Outlines a mixed_matmul_storage (bf16 x MXFP4) into an mma.sync kernel
 /// of `kernels` and replaces it with its launch; failure (with a diagnostic)
 /// for operands it does not take. Defined in ConvertMixedMatmulToGPU.cpp.
-/// `splitK` and `unroll` of 0 are chosen from the shape.
+/// `splitK` and `unroll` of 0 are chosen from the shape; `maxRegisters`
+/// (0: none) caps the registers per thread.
 LogicalResult outlineMixedMatmul(MixedMatmulStorageOp op,
                                  gpu::GPUModuleOp kernels, unsigned index,
-                                 int64_t splitK = 0, int64_t unroll = 0);
+                                 int64_t splitK = 0, int64_t unroll = 0,
+                                 int64_t maxRegisters = 0);
 
 /// Options of the NVIDIA pipeline.
 struct NVVMPipelineOptions {

@@ -41,6 +41,10 @@ def MicroscaleConvertStorageToGPU
     Option<"matmulUnroll", "matmul-unroll", "int64_t", /*default=*/"0",
            "mixed_matmul: 64-wide K chunks whose loads are issued together "
            "(0: 2, or 1 for an odd number of chunks)">,
+    Option<"matmulMaxRegisters", "matmul-max-registers", "int64_t",
+           /*default=*/"0",
+           "mixed_matmul: registers per thread the kernel may use (nvvm.maxnreg; "
+           "0: the backend chooses)">,
     Option<"foldScaleBias", "fold-scale-bias", "bool", /*default=*/"false",
            "Hopper dequantization: fold the 2^126 bias into the scale (one "
            "multiply per pair) for words whose scale codes are <= 128, and "

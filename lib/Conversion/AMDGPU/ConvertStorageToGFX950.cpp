@@ -14,6 +14,7 @@
 #include "microscale/Conversion/AMDGPU/Passes.h"
 
 #include "microscale/Conversion/AMDGPU/GFX950Transcode.h"
+#include "microscale/Conversion/KernelModule.h"
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,14 +31,6 @@ using namespace mlir::microscale::codegen;
 static constexpr StringLiteral kKernelModule = "microscale_gfx950_kernels";
 static constexpr int64_t kTile = 32, kStepK = 64, kWave = 64;
 
-static gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
-  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModule))
-    return existing;
-  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  builder.getUnitAttr());
-  return gpu::GPUModuleOp::create(builder, module.getLoc(), kKernelModule);
-}
 
 namespace {
 /// One operand as the kernel sees it.
@@ -248,7 +241,7 @@ struct ConvertStorageToGFX950Pass
     module.walk([&](ScaledMatmulStorageOp op) { matmuls.push_back(op); });
     if (matmuls.empty())
       return;
-    gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
+    gpu::GPUModuleOp kernels = getOrCreateKernelModule(module, kKernelModule);
     unsigned index = 0;
     for (ScaledMatmulStorageOp op : matmuls)
       if (failed(outline(op, kernels, index++)))

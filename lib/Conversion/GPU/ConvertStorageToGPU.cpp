@@ -1,6 +1,7 @@
 //===- ConvertStorageToGPU.cpp - One GPU kernel per convert_storage -------===//
 #include "microscale/Conversion/GPU/Passes.h"
 
+#include "microscale/Conversion/KernelModule.h"
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
 #include "microscale/Dialect/Microscale/Transforms/StorageConversion.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -17,14 +18,6 @@ using namespace mlir::microscale::codegen;
 
 static constexpr StringLiteral kKernelModule = "microscale_kernels";
 
-static gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
-  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModule))
-    return existing;
-  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  builder.getUnitAttr());
-  return gpu::GPUModuleOp::create(builder, module.getLoc(), kKernelModule);
-}
 
 /// A 1-D i8 memref of `bytes` bytes. The kernels take static shapes, so that
 /// they lower with the bare-pointer convention: a kernel's parameters are two
@@ -504,7 +497,8 @@ struct ConvertStorageToGPUPass
       return signalPassFailure();
     if (ops.empty() && dequantizes.empty() && products.empty())
       return;
-    gpu::GPUModuleOp kernels = getOrCreateKernelModule(getOperation());
+    gpu::GPUModuleOp kernels =
+        getOrCreateKernelModule(getOperation(), kKernelModule);
     unsigned index = 0;
     for (ConvertStorageOp op : ops)
       if (failed(outline(op, kernels, blockSize, unitsPerThread,

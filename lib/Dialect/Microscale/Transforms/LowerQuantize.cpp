@@ -154,14 +154,22 @@ void mlir::microscale::emitGatherLoop(OpBuilder &builder, Location loc,
       });
 }
 
-/// The decode table of a scale format as a constant f64 tensor of values.
-static Value scaleDecodeTable(OpBuilder &b, Location loc,
+/// The decode table of a scale format (256 f64 values): a constant global
+/// of the enclosing module, shared by every quantize of that scale format;
+/// without a module, a stack table filled where the op was.
+static Value scaleDecodeTable(OpBuilder &b, Location loc, ModuleOp module,
                               ref::ScalarFormat format) {
   SmallVector<double> table;
   for (uint32_t code = 0; code < 256; ++code)
     table.push_back(ref::decode(format, code, ref::E8M0Edges::OCP));
+  if (module) {
+    auto type = RankedTensorType::get({256}, b.getF64Type());
+    return getConstantTable(
+        b, loc, module,
+        "microscale_quantize_scale_" + std::string(ref::getInfo(format).name),
+        DenseElementsAttr::get(type, ArrayRef<double>(table)));
+  }
   auto type = MemRefType::get({256}, b.getF64Type());
-  // A small stack table: 2 KiB, initialised once per op.
   Value buffer = memref::AllocaOp::create(b, loc, type);
   for (uint32_t code = 0; code < 256; ++code)
     memref::StoreOp::create(
@@ -276,7 +284,8 @@ void mlir::microscale::lowerQuantizeStorage(QuantizeStorageOp op) {
                  op.getScales(), scaleCodeAt);
 
   // 3. The element bytes, through the value layout.
-  Value decodeTable = scaleDecodeTable(builder, loc, format.scale);
+  Value decodeTable = scaleDecodeTable(
+      builder, loc, op->getParentOfType<ModuleOp>(), format.scale);
   auto encodeElement = [&](OpBuilder &b, Location l, ValueRange index) -> Value {
     Emitter in(b, l);
     FloatEmitter fl{b, l};

@@ -110,10 +110,10 @@ static LogicalResult outline(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   const bool hasVariant = op.getVariant().has_value();
   FailureOr<MatmulOperandKind> lhsKind =
       getMatmulOperandKind(op, op.getLhsType(), hasVariant, "lhs");
+  if (failed(lhsKind))
+    return failure();
   FailureOr<MatmulOperandKind> rhsKind =
-      failed(lhsKind)
-          ? FailureOr<MatmulOperandKind>(failure())
-          : getMatmulOperandKind(op, op.getRhsType(), hasVariant, "rhs");
+      getMatmulOperandKind(op, op.getRhsType(), hasVariant, "rhs");
   if (failed(rhsKind))
     return failure();
   QTensorType lhsType = op.getLhsType(), rhsType = op.getRhsType();

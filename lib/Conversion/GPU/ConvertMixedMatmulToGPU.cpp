@@ -41,6 +41,7 @@
 #include "microscale/Conversion/GPU/Passes.h"
 
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
+#include "microscale/Dialect/Microscale/Transforms/TranscodeBlock.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -312,16 +313,11 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
                 multipliers[t] = {emitBF16Pair(
                     region, region.shl(region.add(code, region.i32(126)), 7))};
               } else {
-                // 2^(s-127): code << 7; code 0 the subnormal 2^-127
-                // (0x0040); 0xFF NaN.
-                auto eq = [&](int64_t v) {
-                  return arith::CmpIOp::create(
-                      rb, rl, arith::CmpIPredicate::eq, code, region.i32(v));
-                };
-                Value bits = region.select(eq(0), region.i32(0x0040),
-                                           region.shl(code, 7));
-                bits = region.select(eq(0xFF), region.i32(0x7FC0), bits);
-                multipliers[t] = {bias, emitBF16Pair(region, bits)};
+                // 2^(s-127) as bf16: the high half of its f32 bits.
+                multipliers[t] = {
+                    bias, emitBF16Pair(region,
+                                       region.shr(emitE8M0Bits(region, code),
+                                                  16))};
               }
             }
             for (int64_t j = 0; j < 4; ++j) {

@@ -79,6 +79,14 @@ static Value allocateAndFillQTensor(OpBuilder &b, Location loc,
                              globalScale);
 }
 
+/// The f32 global scale of a quantized tensor from bytes; 1.0 for formats
+/// that have none (a product with it is then the plain product).
+static Value globalScaleOrOne(OpBuilder &b, Location loc, FromBytesOp input) {
+  if (Value scale = input.getGlobalScale())
+    return scale;
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+}
+
 namespace {
 struct LowerConvertLayout : OpRewritePattern<ConvertLayoutOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -202,18 +210,12 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
     auto lhs = op.getLhs().getDefiningOp<FromBytesOp>();
     if (!lhs)
       return failure();
-    // Formats without a global scale multiply by one.
-    auto globalScale = [&](FromBytesOp input) -> Value {
-      if (Value scale = input.getGlobalScale())
-        return scale;
-      return arith::ConstantOp::create(rewriter, loc,
-                                       rewriter.getF32FloatAttr(1.0f));
-    };
     Value lhsValues = flatBuffer(rewriter, loc, lhs.getValues());
     Value lhsScales = flatBuffer(rewriter, loc, lhs.getScales());
     Value rhsValues = flatBuffer(rewriter, loc, rhs.getValues());
     Value rhsScales = flatBuffer(rewriter, loc, rhs.getScales());
-    Value lhsGlobal = globalScale(lhs), rhsGlobal = globalScale(rhs);
+    Value lhsGlobal = globalScaleOrOne(rewriter, loc, lhs);
+    Value rhsGlobal = globalScaleOrOne(rewriter, loc, rhs);
     RankedTensorType result = op.getType();
     Value tensor = allocateAndFill(
         rewriter, loc, result.getShape(), result.getElementType(),
@@ -239,10 +241,7 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
         op.getLhs(), /*read_only=*/true);
     Value rhsValues = flatBuffer(rewriter, loc, rhs.getValues());
     Value rhsScales = flatBuffer(rewriter, loc, rhs.getScales());
-    Value rhsGlobal = rhs.getGlobalScale();
-    if (!rhsGlobal)
-      rhsGlobal = arith::ConstantOp::create(rewriter, loc,
-                                            rewriter.getF32FloatAttr(1.0f));
+    Value rhsGlobal = globalScaleOrOne(rewriter, loc, rhs);
     RankedTensorType result = op.getType();
     auto outType = MemRefType::get(result.getShape(), result.getElementType());
     Value out = memref::AllocOp::create(rewriter, loc, outType);

@@ -220,11 +220,14 @@ Value mlir::microscale::emitDecodeE2M3(Emitter &e, Value code) {
                   arith::NegFOp::create(b, loc, magnitude), magnitude);
 }
 
-Value mlir::microscale::emitDecodeE8M0(Emitter &e, Value code) {
-  OpBuilder &b = e.builder();
-  Location loc = e.location();
+Value mlir::microscale::emitE8M0Bits(Emitter &e, Value code) {
   // 2^-127 is an f32 subnormal; 0xFF is NaN.
   Value bits = e.select(eq(e, code, 0), e.i32(0x00400000), e.shl(code, 23));
-  bits = e.select(eq(e, code, 0xFF), e.i32(0x7FC00000), bits);
-  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+  return e.select(eq(e, code, 0xFF), e.i32(0x7FC00000), bits);
+}
+
+Value mlir::microscale::emitDecodeE8M0(Emitter &e, Value code) {
+  return arith::BitcastOp::create(e.builder(), e.location(),
+                                  e.builder().getF32Type(),
+                                  emitE8M0Bits(e, code));
 }

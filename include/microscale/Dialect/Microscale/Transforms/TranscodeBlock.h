@@ -82,7 +82,11 @@ FailureOr<MatmulOperandKind> getMatmulOperandKind(Operation *op,
 
 /// E2M3 code (an i32 < 64) to its f32 value.
 Value emitDecodeE2M3(codegen::Emitter &e, Value code);
-/// E8M0 code (an i32 < 256) to 2^(code - 127) in f32; 0xFF is NaN.
+/// E8M0 code (an i32 < 256) to the f32 bits of 2^(code - 127): code 0 the
+/// subnormal 2^-127, 0xFF the quiet NaN. Their high 16 bits are the same
+/// value in bf16 (same exponent range), which the GPU lowerings use.
+Value emitE8M0Bits(codegen::Emitter &e, Value code);
+/// The same as an f32 value.
 Value emitDecodeE8M0(codegen::Emitter &e, Value code);
 
 } // namespace mlir::microscale

@@ -28,6 +28,13 @@ static cl::list<int64_t> shapeOption("shape", cl::CommaSeparated,
                                      cl::desc("Logical FP4 shape (E,K,N)"));
 static cl::opt<int> repsOption("reps", cl::init(3),
                                cl::desc("Timed repetitions (best is kept)"));
+static cl::opt<unsigned> threadsOption(
+    "conversion-threads", cl::init(0),
+    cl::desc("Threads for the conversions (0: one per hardware thread)"));
+static cl::list<std::string>
+    onlyOption("only", cl::CommaSeparated,
+               cl::desc("Run only the conversions whose name contains one of "
+                        "these strings"));
 
 template <typename Fn> static double bestSeconds(int reps, Fn fn) {
   double best = 1e30;
@@ -95,7 +102,8 @@ int main(int argc, char **argv) {
   double copySeconds = bestSeconds(repsOption, [&] {
     std::memcpy(dest.data(), source.data(), canonicalBytes);
   });
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = threadsOption ? threadsOption.getValue()
+                                   : std::max(1u, std::thread::hardware_concurrency());
   double parallelCopySeconds = bestSeconds(repsOption, [&] {
     std::vector<std::thread> workers;
     int64_t chunk = (canonicalBytes + threads - 1) / threads;
@@ -120,6 +128,11 @@ int main(int argc, char **argv) {
   llvm::outs() << "| conversion | compile ms | convert ms | GB/s (read+write) "
                   "| memcpy / convert |\n|---|---|---|---|---|\n";
   for (const Case &c : cases) {
+    if (!onlyOption.empty() &&
+        llvm::none_of(onlyOption, [&](const std::string &s) {
+          return llvm::StringRef(c.name).contains(s);
+        }))
+      continue;
     std::string error;
     auto start = std::chrono::steady_clock::now();
     auto conversion =

@@ -11,6 +11,8 @@
 
 #include "TritonLayoutSupport.h"
 
+#include <array>
+
 namespace microscale::ref {
 
 namespace {
@@ -24,6 +26,17 @@ constexpr int kLaneBit[4][4] = {
     {0, 1, 2, 9},    // slot 2
     {13, 10, 11, 14} // slot 3
 };
+
+/// Step B as a map of word bits: 16h + 4 slot + i -> 16h + kLaneBit[slot][i].
+constexpr std::array<int8_t, 32> makeStepB() {
+  std::array<int8_t, 32> map{};
+  for (int h = 0; h < 2; ++h)
+    for (int slot = 0; slot < 4; ++slot)
+      for (int i = 0; i < 4; ++i)
+        map[16 * h + 4 * slot + i] =
+            static_cast<int8_t>(16 * h + kLaneBit[slot][i]);
+  return map;
+}
 
 class HopperValueLayout final : public Layout {
 public:
@@ -44,6 +57,20 @@ public:
   std::vector<int64_t> getStorageShape() const override { return storageShape; }
 
   void locate(const int64_t *index, int64_t *bitOffsets) const override {
+    locateBeforeInterleave(index, bitOffsets);
+    for (int i = 0; i < 4; ++i)
+      bitOffsets[i] = bitOffsets[i] - bitOffsets[i] % 32 +
+                      interleave[bitOffsets[i] % 32];
+  }
+
+  const int8_t *getWordInterleave() const override { return interleave.data(); }
+
+  /// Step A, with the word's eight nibbles still whole: the nibble of slot
+  /// `slot` and MX parity h sits at word bits 16h + 4 slot .. + 3. (This
+  /// order, rather than 8 slot + 4h, is the one whose Step B needs the
+  /// fewest distinct shifts: 8.)
+  void locateBeforeInterleave(const int64_t *index,
+                              int64_t *bitOffsets) const override {
     const size_t rank = logicalShape.size();
     const int64_t b = detail::batchIndex(logicalShape, index);
     const int64_t r = index[rank - 2], c = index[rank - 1];
@@ -66,15 +93,15 @@ public:
     else
       col += 16 * ((kb / 4) % 4) + 8 * ((kb / 16) % 2) + 4 * ((m / 8) % 2) +
              kb % 4;
-    // Step B: bit interleave within the 32-bit word holding the slot.
     const int64_t wordByte =
         b * paddedM * paddedKB + row * 4 * paddedKB + (col - col % 4);
     const int slot = static_cast<int>(col % 4);
     for (int i = 0; i < 4; ++i)
-      bitOffsets[i] = wordByte * 8 + 16 * h + kLaneBit[slot][i];
+      bitOffsets[i] = wordByte * 8 + 16 * h + 4 * slot + i;
   }
 
 private:
+  static constexpr std::array<int8_t, 32> interleave = makeStepB();
   int64_t mxAxis;
   int mmaVersion;
   int64_t paddedM = 0;

@@ -708,6 +708,41 @@ TEST(Inverse, HopperValueStepA) {
       }
 }
 
+// The word interleave that Hopper's layout declares, applied to its
+// locateBeforeInterleave, must give its locate exactly; before the interleave
+// every element is one whole nibble; the interleave is a permutation.
+TEST(WordInterleave, HopperValueIsStepB) {
+  for (int64_t mx : {-1, -2})
+    for (int mma : {2, 3}) {
+      auto layout = makeHopperValueLayout({2, 66, 34}, mx, mma);
+      ASSERT_NE(layout, nullptr);
+      const int8_t *interleave = layout->getWordInterleave();
+      ASSERT_NE(interleave, nullptr);
+      std::vector<int> seen(32, 0);
+      for (int b = 0; b < 32; ++b)
+        ++seen.at(interleave[b]);
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 32);
+      int64_t failures = 0;
+      forEachElement(layout->getLogicalShape(), [&](const Shape &index) {
+        int64_t before[4], after[4];
+        layout->locateBeforeInterleave(index.data(), before);
+        layout->locate(index.data(), after);
+        bool ok = before[0] % 4 == 0;
+        for (int i = 0; i < 4; ++i)
+          ok &= before[i] == before[0] + i &&
+                after[i] == before[i] - before[i] % 32 +
+                                interleave[before[i] % 32];
+        if (!ok && ++failures <= 5)
+          ADD_FAILURE() << "mx " << mx << " mma " << mma << " element "
+                        << shapeString(index);
+      });
+    }
+  // Layouts without an interleave say so.
+  auto blackwell = makeBlackwellValueLayout({64, 32});
+  ASSERT_NE(blackwell, nullptr);
+  EXPECT_EQ(blackwell->getWordInterleave(), nullptr);
+}
+
 TEST(Inverse, HopperScale) {
   const Shape shape = {2, 70, 300};
   for (int64_t mx : {-1, -2})

@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Runtime/CPU/CompiledConversion.h"
 
+#include "microscale/Dialect/Microscale/Transforms/BlockConversion.h"
+#include "microscale/Reference/Layout.h"
+
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
@@ -52,7 +55,7 @@ struct Fixture : public ::testing::Test {
   /// Converts random codes from `from` to `to` with the generated code and
   /// with the reference, and compares.
   void check(QTensorType from, QTensorType to, StoragePart part,
-             unsigned seed) {
+             unsigned seed, int pieces = 1) {
     ASSERT_TRUE(from && to);
     bool values = part == StoragePart::values;
     auto refFrom = values ? from.buildValueReference() : from.buildScaleReference();
@@ -73,16 +76,31 @@ struct Fixture : public ::testing::Test {
     ASSERT_EQ(conversion->getSourceBytes(), refFrom->getStorageBytes());
     ASSERT_EQ(conversion->getDestBytes(), refTo->getStorageBytes());
     // Garbage in the destination must be overwritten, padding included.
-    std::vector<uint8_t> actual(expected.size(), 0xA5);
-    actual.back() = 0;
-    conversion->run(source.data(), actual.data(), /*threads=*/2);
-    size_t mismatches = 0, first = actual.size();
-    for (size_t i = 0; i < actual.size(); ++i)
-      if (actual[i] != expected[i] && mismatches++ == 0)
-        first = i;
-    EXPECT_EQ(mismatches, 0u)
-        << (values ? "values " : "scales ") << debugString(from) << " -> "
-        << debugString(to) << ": first mismatch at byte " << first;
+    // With `pieces`, the same compiled conversion runs again in uneven unit
+    // ranges, so that most begin and end inside a band of the block route
+    // and its per-unit edges run too.
+    for (int run = 0; run < (pieces > 1 ? 2 : 1); ++run) {
+      std::vector<uint8_t> actual(expected.size(), 0xA5);
+      actual.back() = 0;
+      if (run == 0) {
+        conversion->run(source.data(), actual.data(), /*threads=*/2);
+      } else {
+        const int64_t units = conversion->getNumUnits();
+        for (int p = 0; p < pieces; ++p)
+          conversion->runUnits(source.data(), actual.data(),
+                               units * p * p / (pieces * pieces),
+                               units * (p + 1) * (p + 1) / (pieces * pieces),
+                               /*threads=*/1);
+      }
+      size_t mismatches = 0, first = actual.size();
+      for (size_t i = 0; i < actual.size(); ++i)
+        if (actual[i] != expected[i] && mismatches++ == 0)
+          first = i;
+      EXPECT_EQ(mismatches, 0u)
+          << (values ? "values " : "scales ") << debugString(from) << " -> "
+          << debugString(to) << (run ? " in pieces" : "")
+          << ": first mismatch at byte " << first;
+    }
   }
 };
 
@@ -157,6 +175,57 @@ TEST_F(Fixture, EveryPairOfLastAxisLayouts) {
                 /*allPairs=*/true);
   checkAllPairs(*this, {130, 64}, 1, kValueLayoutsLast, kScaleLayoutsLast,
                 /*allPairs=*/false);
+}
+
+/// Whether the host lowering takes the block route for this pair.
+bool takesBlockRoute(QTensorType from, QTensorType to) {
+  auto refFrom = from.buildValueReference();
+  auto refTo = to.buildValueReference();
+  return refFrom && refTo && planBlockConversion(*refFrom, *refTo).has_value();
+}
+
+// Aligned, unpadded shapes: the block route (BlockConversion.h). Every pair
+// among the canonical form and the Triton layouts of each axis, with one
+// batch dim and two, converted whole and in uneven unit ranges.
+TEST_F(Fixture, BlockRouteEveryPairOfAlignedValueLayouts) {
+  unsigned seed = 500;
+  int routed = 0;
+  for (auto shape : std::vector<std::vector<int64_t>>{{2, 256, 512},
+                                                      {2, 2, 128, 256}}) {
+    const int64_t axis = shape.size() - 2;
+    for (const char *a : kValueLayoutsKMajor)
+      for (const char *b : kValueLayoutsKMajor) {
+        QTensorType from = type(shape, "mxfp4", axis, a, "#microscale.strided");
+        QTensorType to = type(shape, "mxfp4", axis, b, "#microscale.strided");
+        routed += takesBlockRoute(from, to);
+        check(from, to, StoragePart::values, seed++, /*pieces=*/7);
+      }
+  }
+  for (const char *a : kValueLayoutsLast)
+    for (const char *b : kValueLayoutsLast) {
+      QTensorType from = type({256, 512}, "mxfp4", 1, a, "#microscale.strided");
+      QTensorType to = type({256, 512}, "mxfp4", 1, b, "#microscale.strided");
+      routed += takesBlockRoute(from, to);
+      check(from, to, StoragePart::values, seed++, /*pieces=*/7);
+    }
+  // The pairs this route exists for must take it.
+  const char *canonical = "#microscale.strided";
+  for (const char *other :
+       {"#microscale.hopper_value<mx_axis = -2, mma_version = 3>",
+        "#microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>"}) {
+    QTensorType c = type({2, 256, 512}, "mxfp4", 1, canonical, canonical);
+    QTensorType o = type({2, 256, 512}, "mxfp4", 1, other, canonical);
+    EXPECT_TRUE(takesBlockRoute(c, o)) << other;
+    EXPECT_TRUE(takesBlockRoute(o, c)) << other;
+  }
+  QTensorType c = type({256, 512}, "mxfp4", 1, canonical, canonical);
+  QTensorType h = type({256, 512}, "mxfp4", 1,
+                       "#microscale.hopper_value<mx_axis = -1, mma_version = 3>",
+                       canonical);
+  EXPECT_TRUE(takesBlockRoute(c, h));
+  EXPECT_TRUE(takesBlockRoute(h, c));
+  llvm::outs() << "block route taken by " << routed << " of "
+               << 2 * 7 * 7 + 4 * 4 << " value conversions\n";
 }
 
 TEST_F(Fixture, EmptyTensors) {

@@ -40,6 +40,18 @@ public:
   /// `index` (rank entries) to bitOffsets[i], for i < elementBits.
   virtual void locate(const int64_t *index, int64_t *bitOffsets) const = 0;
 
+  /// Layouts that interleave the bits of every little-endian 32-bit word
+  /// (Hopper's Step B) describe that interleave separately, so that code
+  /// generators can move whole nibbles first and interleave words after:
+  /// `locate` equals `locateBeforeInterleave` with each offset's bit within
+  /// its word w*32 + b replaced by w*32 + interleave[b]. Layouts without one
+  /// return null, and their `locateBeforeInterleave` is `locate`.
+  virtual const int8_t *getWordInterleave() const { return nullptr; }
+  virtual void locateBeforeInterleave(const int64_t *index,
+                                      int64_t *bitOffsets) const {
+    locate(index, bitOffsets);
+  }
+
   /// Scatters row-major codes (one per byte, low bits used) into `storage`,
   /// which must hold getStorageBytes() bytes. Padding is zeroed.
   void store(const uint8_t *codes, uint8_t *storage) const;

@@ -1,5 +1,6 @@
 //===- LowerStorageConversions.cpp - convert_storage to parallel loops ----===//
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
+#include "microscale/Dialect/Microscale/Transforms/BlockConversion.h"
 #include "microscale/Dialect/Microscale/Transforms/Passes.h"
 #include "microscale/Dialect/Microscale/Transforms/StorageConversion.h"
 
@@ -18,7 +19,24 @@ using namespace mlir;
 using namespace mlir::microscale;
 using namespace mlir::microscale::codegen;
 
-static void lower(ConvertStorageOp op) {
+/// The block route's plan for `op`, when it applies (see BlockConversion.h).
+static std::optional<BlockConversionPlan>
+planFor(ConvertStorageOp op, const StorageConversion &conversion,
+        int64_t vectorBytes) {
+  if (vectorBytes == 0 || conversion.bits != 4)
+    return std::nullopt;
+  std::string error;
+  auto from = conversion.from.buildReference(conversion.shape, 4, &error);
+  auto to = conversion.to.buildReference(conversion.shape, 4, &error);
+  if (!from || !to)
+    return std::nullopt;
+  auto plan = planBlockConversion(*from, *to, vectorBytes);
+  if (!plan || plan->bandBytes % conversion.unitBytes != 0)
+    return std::nullopt;
+  return plan;
+}
+
+static void lower(ConvertStorageOp op, int64_t vectorBytes) {
   StorageConversion conversion(op);
   OpBuilder builder(op);
   Location loc = op.getLoc();
@@ -27,12 +45,37 @@ static void lower(ConvertStorageOp op) {
   Value end = op.getUnitRange().empty() ? e.index(conversion.getNumUnits())
                                         : op.getUnitRange()[1];
   Value source = op.getSource(), dest = op.getDest();
-  scf::ParallelOp::create(
-      builder, loc, ValueRange{begin}, ValueRange{end},
-      ValueRange{e.index(1)},
-      [&](OpBuilder &body, Location bodyLoc, ValueRange ivs) {
-        conversion.emitUnit(body, bodyLoc, source, dest, ivs[0]);
-      });
+  auto perUnit = [&](Value first, Value last) {
+    scf::ParallelOp::create(
+        builder, loc, ValueRange{first}, ValueRange{last},
+        ValueRange{e.index(1)},
+        [&](OpBuilder &body, Location bodyLoc, ValueRange ivs) {
+          conversion.emitUnit(body, bodyLoc, source, dest, ivs[0]);
+        });
+  };
+  std::optional<BlockConversionPlan> plan =
+      planFor(op, conversion, vectorBytes);
+  if (!plan) {
+    perUnit(begin, end);
+    op.erase();
+    return;
+  }
+  // Whole bands of [begin, end) by blocks, the partial bands at either end
+  // unit by unit: [begin, low) [low, high) [high, end).
+  const int64_t unitsPerBand = plan->bandBytes / conversion.unitBytes;
+  Value perBand = e.index(unitsPerBand);
+  Value low = arith::MulIOp::create(
+      builder, loc, arith::CeilDivUIOp::create(builder, loc, begin, perBand),
+      perBand);
+  Value high = e.mul(arith::DivUIOp::create(builder, loc, end, perBand),
+                     unitsPerBand);
+  low = arith::MinUIOp::create(builder, loc, low, end);
+  high = arith::MaxUIOp::create(builder, loc, high, low);
+  perUnit(begin, low);
+  emitBlockConversion(builder, loc, *plan, source, dest,
+                      arith::DivUIOp::create(builder, loc, low, perBand),
+                      arith::DivUIOp::create(builder, loc, high, perBand));
+  perUnit(high, end);
   op.erase();
 }
 
@@ -149,6 +192,8 @@ namespace {
 struct LowerStorageConversionsPass
     : public mlir::microscale::impl::MicroscaleLowerStorageConversionsBase<
           LowerStorageConversionsPass> {
+  using MicroscaleLowerStorageConversionsBase::
+      MicroscaleLowerStorageConversionsBase;
   void runOnOperation() override {
     SmallVector<ConvertStorageOp> ops;
     SmallVector<DequantizeStorageOp> dequantizes;
@@ -173,7 +218,7 @@ struct LowerStorageConversionsPass
     for (QuantizeStorageOp op : quantizes)
       lowerQuantizeStorage(op);
     for (ConvertStorageOp op : ops)
-      lower(op);
+      lower(op, vectorBytes);
     for (TranscodeStorageOp op : transcodes)
       if (failed(lowerTranscodeStorage(op)))
         return signalPassFailure();

@@ -43,6 +43,17 @@ def MicroscaleLowerStorageConversions
     written, and no buffer is allocated. Works for any pair of layouts,
     because each layout only describes itself.
 
+    Packed FP4 values whose two layouts place, on some block of the logical
+    tensor, every nibble at an address that is a permutation of its index
+    bits (every Triton value layout on unpadded shapes) take a faster route
+    where the block routing exists: each block is loaded into `vector-bytes`
+    wide vectors, its nibbles routed with nibble swaps and two-input byte
+    shuffles (`vector.shuffle`), Hopper's bit interleave applied to whole
+    words, and the block stored; see `BlockConversion.h`. The routing is
+    planned from the layouts' reference maps and checked against them on
+    sampled blocks. A `units` range maps to whole bands of blocks plus
+    per-unit edges. `vector-bytes=0` turns this route off.
+
     Every `microscale.dequantize_storage` becomes a parallel loop over the
     logical elements: the element and its scale are read through their
     layouts' forward maps and decoded through constant tables (private
@@ -57,10 +68,16 @@ def MicroscaleLowerStorageConversions
     transcode sequence of the gfx950 kernel (the byte permute emulated), sums
     the 32 products in f32 and applies the two E8M0 scales.
   }];
+  let options = [
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"64",
+           "Vector register width, in bytes, of the block route for FP4 "
+           "value conversions (16, 32 or 64; 0 disables it)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def MicroscaleLowerToStorage : Pass<"microscale-lower-to-storage"> {

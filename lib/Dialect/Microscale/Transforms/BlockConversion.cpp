@@ -39,6 +39,9 @@ namespace {
 constexpr int kMaxBlockBits = 14;
 /// Narrower runs would be loaded a few bytes at a time: not worth it.
 constexpr int64_t kMinRunBytes = 4;
+/// Routing stages emitted together per group of vectors (see
+/// BlockEmitter::scheduleSteps).
+constexpr int kStagesPerPhase = 3;
 /// How many blocks ahead the source is prefetched.
 constexpr int64_t kPrefetchBlocks = 2;
 
@@ -322,11 +325,13 @@ private:
       step.mask = std::move(mask);
       step.result0 = values++;
       step.result1 = -1;
+      step.stage = stage;
       newVec[v] = step.result0;
       steps.push_back(std::move(step));
     }
     llvm::append_range(plan.steps, steps);
     plan.numValues = values;
+    ++stage;
     cur.assign(next.begin(), next.end());
     vec = std::move(newVec);
     return true;
@@ -345,6 +350,7 @@ private:
       step.b = vec[v | bit];
       step.result0 = plan.numValues++;
       step.result1 = plan.numValues++;
+      step.stage = stage;
       newVec[v] = step.result0;
       newVec[v | bit] = step.result1;
       plan.steps.push_back(std::move(step));
@@ -354,11 +360,13 @@ private:
     int j = llvm::find(cur, position) - cur.begin();
     cur[h] = position;
     cur[j] = 0;
+    ++stage;
   }
 
   BlockConversionPlan &plan;
   int n, laneBits;
   int64_t numVectors;
+  int stage = 0;
   SmallVector<int> cur;
   SmallVector<int> vec;
 };
@@ -694,8 +702,8 @@ public:
     // (Computing each store's cone depth-first instead was measured: 1.3x
     // slower for the Hopper K-major routing, 1.1x faster for the Blackwell
     // one.)
-    for (const auto &step : plan.steps)
-      get(step.result0);
+    for (int i : scheduleSteps())
+      get(plan.steps[i].result0);
     for (const auto &access : plan.stores) {
       Value v = get(access.value);
       if (plan.destWordMap)
@@ -705,6 +713,53 @@ public:
   }
 
 private:
+  /// The steps in phases of kStagesPerPhase stages; within a phase, one
+  /// connected group of steps (vectors that exchange bytes within it) after
+  /// the other. Three stages pair vectors along three bits, so a group is 8
+  /// vectors: it fits the registers, where a whole stage of a 64-vector
+  /// block does not.
+  SmallVector<int> scheduleSteps() {
+    const int n = plan.steps.size();
+    SmallVector<int> parent = llvm::to_vector(llvm::seq<int>(0, n));
+    auto find = [&](int x) {
+      while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+      return x;
+    };
+    SmallVector<int> producerStep(plan.numValues, -1);
+    SmallVector<int> lastUser(plan.numValues, -1);
+    auto phase = [](const BlockConversionPlan::Step &s) {
+      return s.stage / kStagesPerPhase;
+    };
+    for (int i = 0; i < n; ++i) {
+      const auto &step = plan.steps[i];
+      for (int input : {step.a, step.b}) {
+        int p = producerStep[input];
+        if (p >= 0 && phase(plan.steps[p]) == phase(step))
+          parent[find(p)] = find(i);
+        int u = lastUser[input];
+        if (u >= 0 && phase(plan.steps[u]) == phase(step))
+          parent[find(u)] = find(i);
+        lastUser[input] = i;
+      }
+      producerStep[step.result0] = i;
+      if (step.result1 >= 0)
+        producerStep[step.result1] = i;
+    }
+    // Order: phase, then the group's first step, then the planned order.
+    SmallVector<int> firstOfGroup(n, n);
+    for (int i = 0; i < n; ++i)
+      firstOfGroup[find(i)] = std::min(firstOfGroup[find(i)], i);
+    SmallVector<int> order = llvm::to_vector(llvm::seq<int>(0, n));
+    llvm::stable_sort(order, [&](int x, int y) {
+      auto key = [&](int i) {
+        return std::make_pair(phase(plan.steps[i]), firstOfGroup[find(i)]);
+      };
+      return key(x) < key(y);
+    });
+    return order;
+  }
+
   Value get(int value) {
     if (values[value])
       return values[value];

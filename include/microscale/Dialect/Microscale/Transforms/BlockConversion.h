@@ -59,6 +59,8 @@ struct BlockConversionPlan {
     enum class Kind { Shuffle, NibbleSwap } kind;
     int a, b, result0, result1;
     llvm::SmallVector<int64_t> mask;
+    /// The routing stage (nibble swap or shuffle stage) it belongs to.
+    int stage = 0;
   };
 
   int64_t vectorBytes = 64;

@@ -92,16 +92,28 @@ struct BlockShape {
   int64_t cols() const { return int64_t(1) << logCols; }
 };
 
-/// How a layout places a block: element e at the block's base plus the sum,
-/// over e's set bits j, of 2^addressBit[j] nibbles.
+/// How a layout places a block: element e at the block's base plus
+/// spreadBits(addressBits, e) nibbles.
 using AddressBits = SmallVector<int>;
 
-int64_t relativeAddress(const AddressBits &bits, int64_t e) {
-  int64_t address = 0;
-  for (size_t j = 0; j < bits.size(); ++j)
+/// Bit j of `e` moved to bit positions[j] (the positions are distinct): a
+/// block-relative nibble address for a layout's address bits, a register
+/// nibble address for a register state.
+int64_t spreadBits(ArrayRef<int> positions, int64_t e) {
+  int64_t spread = 0;
+  for (size_t j = 0; j < positions.size(); ++j)
     if ((e >> j) & 1)
-      address += int64_t(1) << bits[j];
-  return address;
+      spread |= int64_t(1) << positions[j];
+  return spread;
+}
+
+/// The bits j whose position is a vector lane (1..laneBits).
+SmallVector<int> bitsOnLanes(ArrayRef<int> positions, int laneBits) {
+  SmallVector<int> lanes;
+  for (size_t j = 0; j < positions.size(); ++j)
+    if (positions[j] >= 1 && positions[j] <= laneBits)
+      lanes.push_back(j);
+  return lanes;
 }
 
 /// The address bits of `layout` on the block at the tensor's origin, or
@@ -179,19 +191,11 @@ std::optional<State> registerState(const AddressBits &bits, int laneBits,
   return state;
 }
 
-int64_t registerAddress(ArrayRef<int> pos, int64_t e) {
-  int64_t address = 0;
-  for (size_t j = 0; j < pos.size(); ++j)
-    if ((e >> j) & 1)
-      address |= int64_t(1) << pos[j];
-  return address;
-}
-
 /// The element at each register nibble address of a state.
 SmallVector<int64_t> elementsAt(ArrayRef<int> pos) {
   SmallVector<int64_t> at(int64_t(1) << pos.size());
   for (int64_t e = 0; e < static_cast<int64_t>(at.size()); ++e)
-    at[registerAddress(pos, e)] = e;
+    at[spreadBits(pos, e)] = e;
   return at;
 }
 
@@ -278,7 +282,7 @@ private:
       access.runBytes = run;
       for (int64_t lane = 0; lane < w; lane += run) {
         int64_t e = at[(v << (laneBits + 1)) | (lane << 1)];
-        access.offsets.push_back(relativeAddress(bits, e) / 2);
+        access.offsets.push_back(spreadBits(bits, e) / 2);
       }
       result.push_back(std::move(access));
     }
@@ -298,7 +302,7 @@ private:
       SmallVector<int64_t> mask(w);
       for (int64_t lane = 0; lane < w; ++lane) {
         int64_t e = at[(v << (laneBits + 1)) | (lane << 1)];
-        int64_t address = registerAddress(cur, e);
+        int64_t address = spreadBits(cur, e);
         if (address & 1)
           return false;
         int64_t from = address >> (laneBits + 1);
@@ -371,12 +375,13 @@ private:
   SmallVector<int> vec;
 };
 
-/// Distinct shifts of a word bit map: the cost of applying it.
-int countShifts(const std::array<int8_t, 32> &map) {
-  std::map<int, int> shifts;
-  for (int b = 0; b < 32; ++b)
-    ++shifts[map[b] - b];
-  return shifts.size();
+/// A word bit map as one mask per distance (map[i] - i): applying it costs
+/// a mask, a shift and an or per entry.
+std::map<int, uint32_t> shiftMasks(const std::array<int8_t, 32> &map) {
+  std::map<int, uint32_t> masks;
+  for (int i = 0; i < 32; ++i)
+    masks[map[i] - i] |= uint32_t(1) << i;
+  return masks;
 }
 
 /// Operations per block, roughly as the host executes them.
@@ -392,9 +397,9 @@ int64_t estimateCost(const BlockConversionPlan &plan) {
   for (const auto &s : plan.steps)
     cost += s.kind == BlockConversionPlan::Step::Kind::Shuffle ? 2 : 8;
   if (plan.sourceWordMap)
-    cost += plan.loads.size() * 3 * countShifts(*plan.sourceWordMap);
+    cost += plan.loads.size() * 3 * shiftMasks(*plan.sourceWordMap).size();
   if (plan.destWordMap)
-    cost += plan.stores.size() * 3 * countShifts(*plan.destWordMap);
+    cost += plan.stores.size() * 3 * shiftMasks(*plan.destWordMap).size();
   return cost;
 }
 
@@ -421,26 +426,16 @@ routeBlock(const ref::Layout &from, const ref::Layout &to,
   const int n = block.bits();
   if (n < laneBits + 1)
     return std::nullopt;
-  auto nativeLanes = [&](const AddressBits &bits) {
-    SmallVector<int> lanes;
-    for (int j = 0; j < n; ++j)
-      if (bits[j] >= 1 && bits[j] <= laneBits)
-        lanes.push_back(j);
-    return lanes;
-  };
   const int sourceH = llvm::find(sourceBits, 0) - sourceBits.begin();
   const int destH = llvm::find(destBits, 0) - destBits.begin();
   if (sourceH == n || destH == n)
     return std::nullopt;
-  auto source = registerState(sourceBits, laneBits, nativeLanes(destBits),
-                              {destH});
+  auto source = registerState(sourceBits, laneBits,
+                              bitsOnLanes(destBits, laneBits), {destH});
   if (!source)
     return std::nullopt;
-  SmallVector<int> sourceLanes;
-  for (int j = 0; j < n; ++j)
-    if (source->pos[j] >= 1 && source->pos[j] <= laneBits)
-      sourceLanes.push_back(j);
-  auto dest = registerState(destBits, laneBits, sourceLanes, {sourceH});
+  auto dest = registerState(destBits, laneBits,
+                            bitsOnLanes(source->pos, laneBits), {sourceH});
   if (!dest)
     return std::nullopt;
 
@@ -545,9 +540,9 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
     index[index.size() - 2] += r;
     index.back() += c;
     return nibbleAddress(from, index) ==
-               expected(source, band, inner) + relativeAddress(sourceBits, e) &&
+               expected(source, band, inner) + spreadBits(sourceBits, e) &&
            nibbleAddress(to, index) ==
-               expected(dest, band, inner) + relativeAddress(destBits, e);
+               expected(dest, band, inner) + spreadBits(destBits, e);
   };
   for (auto [band, inner] : samples)
     if (!matches(band, inner, 0) || !matches(band, inner, blockNibbles - 1))
@@ -557,7 +552,7 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
   std::vector<bool> covered(bandNibbles, false);
   for (int64_t inner = 0; inner < plan.blocksPerBand; ++inner)
     for (int64_t e = 0; e < blockNibbles; ++e) {
-      int64_t a = inner * dest[2] + relativeAddress(destBits, e);
+      int64_t a = inner * dest[2] + spreadBits(destBits, e);
       if (a >= bandNibbles || covered[a])
         return false;
       covered[a] = true;
@@ -577,12 +572,6 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
 }
 
 } // namespace
-
-int64_t BlockConversionPlan::getNumShuffles() const {
-  return llvm::count_if(steps, [](const Step &s) {
-    return s.kind == Step::Kind::Shuffle;
-  });
-}
 
 std::optional<BlockConversionPlan>
 mlir::microscale::planBlockConversion(const ref::Layout &from,
@@ -698,7 +687,7 @@ public:
     }
     for (auto [i, access] : llvm::enumerate(plan.loads))
       loadOf[access.value] = i;
-    // Steps stage by stage (the planned order), loads on first use.
+    // Steps in the phased order of scheduleSteps, loads on first use.
     // (Computing each store's cone depth-first instead was measured: 1.3x
     // slower for the Hopper K-major routing, 1.1x faster for the Blackwell
     // one.)
@@ -726,7 +715,6 @@ private:
         x = parent[x] = parent[parent[x]];
       return x;
     };
-    SmallVector<int> producerStep(plan.numValues, -1);
     SmallVector<int> lastUser(plan.numValues, -1);
     auto phase = [](const BlockConversionPlan::Step &s) {
       return s.stage / kStagesPerPhase;
@@ -734,7 +722,7 @@ private:
     for (int i = 0; i < n; ++i) {
       const auto &step = plan.steps[i];
       for (int input : {step.a, step.b}) {
-        int p = producerStep[input];
+        int p = producer[input];
         if (p >= 0 && phase(plan.steps[p]) == phase(step))
           parent[find(p)] = find(i);
         int u = lastUser[input];
@@ -742,9 +730,6 @@ private:
           parent[find(u)] = find(i);
         lastUser[input] = i;
       }
-      producerStep[step.result0] = i;
-      if (step.result1 >= 0)
-        producerStep[step.result1] = i;
     }
     // Order: phase, then the group's first step, then the planned order.
     SmallVector<int> firstOfGroup(n, n);
@@ -838,12 +823,9 @@ private:
   /// Moves bit i of every 32-bit word to bit map[i]: one mask and shift per
   /// distinct distance.
   Value mapWordBits(Value v, const std::array<int8_t, 32> &map) {
-    std::map<int, uint32_t> masks;
-    for (int i = 0; i < 32; ++i)
-      masks[map[i] - i] |= uint32_t(1) << i;
     Value words = vector::BitCastOp::create(b, loc, wordVector, v);
     Value result;
-    for (auto [shift, mask] : masks) {
+    for (auto [shift, mask] : shiftMasks(map)) {
       Value part = arith::AndIOp::create(
           b, loc, words, splat(wordVector, static_cast<int32_t>(mask)));
       if (shift > 0)

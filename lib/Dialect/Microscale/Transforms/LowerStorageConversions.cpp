@@ -19,10 +19,9 @@ using namespace mlir;
 using namespace mlir::microscale;
 using namespace mlir::microscale::codegen;
 
-/// The block route's plan for `op`, when it applies (see BlockConversion.h).
+/// The block route's plan for a conversion, when it applies (see BlockConversion.h).
 static std::optional<BlockConversionPlan>
-planFor(ConvertStorageOp op, const StorageConversion &conversion,
-        int64_t vectorBytes) {
+planFor(const StorageConversion &conversion, int64_t vectorBytes) {
   if (vectorBytes == 0 || conversion.bits != 4)
     return std::nullopt;
   std::string error;
@@ -54,7 +53,7 @@ static void lower(ConvertStorageOp op, int64_t vectorBytes) {
         });
   };
   std::optional<BlockConversionPlan> plan =
-      planFor(op, conversion, vectorBytes);
+      planFor(conversion, vectorBytes);
   if (!plan) {
     perUnit(begin, end);
     op.erase();

@@ -83,8 +83,6 @@ struct BlockConversionPlan {
   int numValues = 0;
 
   int64_t getBlockBytes() const { return blockRows * blockCols / 2; }
-  /// Byte shuffles per block, the routing's main cost.
-  int64_t getNumShuffles() const;
 };
 
 /// The plan for converting the storage of `from` into that of `to` (the

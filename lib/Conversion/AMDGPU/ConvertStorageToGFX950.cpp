@@ -107,14 +107,8 @@ emitOperand(Emitter &e, const KernelOperand &operand, Value values,
 
 static LogicalResult outline(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
                              unsigned index) {
-  const bool hasVariant = op.getVariant().has_value();
-  FailureOr<MatmulOperandKind> lhsKind =
-      getMatmulOperandKind(op, op.getLhsType(), hasVariant, "lhs");
-  if (failed(lhsKind))
-    return failure();
-  FailureOr<MatmulOperandKind> rhsKind =
-      getMatmulOperandKind(op, op.getRhsType(), hasVariant, "rhs");
-  if (failed(rhsKind))
+  FailureOr<MatmulOperandKinds> kinds = getMatmulOperandKinds(op);
+  if (failed(kinds))
     return failure();
   QTensorType lhsType = op.getLhsType(), rhsType = op.getRhsType();
   const int64_t m = lhsType.getShape()[0], k = lhsType.getShape()[1],
@@ -127,8 +121,8 @@ static LogicalResult outline(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   auto rowBytes = [&](MatmulOperandKind kind) {
     return kind == MatmulOperandKind::MXFP6 ? k * 3 / 4 : k / 2;
   };
-  const KernelOperand lhs{lhsType, *lhsKind, false, rowBytes(*lhsKind)};
-  const KernelOperand rhs{rhsType, *rhsKind, true, rowBytes(*rhsKind)};
+  const KernelOperand lhs{lhsType, kinds->lhs, false, rowBytes(kinds->lhs)};
+  const KernelOperand rhs{rhsType, kinds->rhs, true, rowBytes(kinds->rhs)};
   if (failed(checkKMajor(op, lhs, "lhs")) ||
       failed(checkKMajor(op, rhs, "rhs")))
     return failure();

@@ -163,11 +163,10 @@ static Value scaleDecodeTable(OpBuilder &b, Location loc, ModuleOp module,
   for (uint32_t code = 0; code < 256; ++code)
     table.push_back(ref::decode(format, code, ref::E8M0Edges::OCP));
   if (module) {
-    auto type = RankedTensorType::get({256}, b.getF64Type());
     return getConstantTable(
         b, loc, module,
         "microscale_quantize_scale_" + std::string(ref::getInfo(format).name),
-        DenseElementsAttr::get(type, ArrayRef<double>(table)));
+        ArrayRef(table), b.getF64Type());
   }
   auto type = MemRefType::get({256}, b.getF64Type());
   Value buffer = memref::AllocaOp::create(b, loc, type);

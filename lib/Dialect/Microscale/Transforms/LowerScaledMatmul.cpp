@@ -79,19 +79,13 @@ static TranscodedBlock emitOperandBlock(Emitter &e, const Operand &operand,
 
 LogicalResult mlir::microscale::lowerScaledMatmulStorage(
     ScaledMatmulStorageOp op) {
-  const bool hasVariant = op.getVariant().has_value();
-  FailureOr<MatmulOperandKind> lhsKind =
-      getMatmulOperandKind(op, op.getLhsType(), hasVariant, "lhs");
-  if (failed(lhsKind))
-    return failure();
-  FailureOr<MatmulOperandKind> rhsKind =
-      getMatmulOperandKind(op, op.getRhsType(), hasVariant, "rhs");
-  if (failed(rhsKind))
+  FailureOr<MatmulOperandKinds> kinds = getMatmulOperandKinds(op);
+  if (failed(kinds))
     return failure();
   const Operand lhs{op.getLhsType(), op.getLhsValues(), op.getLhsScales(),
-                    *lhsKind, /*kFirst=*/false};
+                    kinds->lhs, /*kFirst=*/false};
   const Operand rhs{op.getRhsType(), op.getRhsValues(), op.getRhsScales(),
-                    *rhsKind, /*kFirst=*/true};
+                    kinds->rhs, /*kFirst=*/true};
   const TranscodeVariant variant =
       op.getVariant().value_or(TranscodeVariant::lut);
   const ExponentBump rule = op.getExponentBump();

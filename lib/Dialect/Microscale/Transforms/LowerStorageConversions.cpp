@@ -93,15 +93,6 @@ Value mlir::microscale::getConstantTable(OpBuilder &builder, Location loc,
   return memref::GetGlobalOp::create(builder, loc, type, name);
 }
 
-/// A decode table (code -> f32) as a constant module global.
-static Value getDecodeTable(OpBuilder &builder, Location loc, ModuleOp module,
-                            StringRef name, ArrayRef<float> values) {
-  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
-                                    builder.getF32Type());
-  return getConstantTable(builder, loc, module, name,
-                          DenseElementsAttr::get(type, values));
-}
-
 static SmallVector<float> decodeTable(::microscale::ref::ScalarFormat format,
                                       ::microscale::ref::E8M0Edges edges) {
   namespace ref = ::microscale::ref;
@@ -125,11 +116,13 @@ DecodeTables mlir::microscale::getDecodeTables(OpBuilder &builder,
       (format.scale == ref::ScalarFormat::E8M0
            ? (edges == ref::E8M0Edges::OCP ? "_ocp" : "_zero_inf")
            : "");
-  Value elementTable = getDecodeTable(
+  Value elementTable = getConstantTable(
       builder, loc, module, elementName,
-      decodeTable(format.element, ref::E8M0Edges::OCP));
-  Value scaleTable = getDecodeTable(builder, loc, module, scaleName,
-                                    decodeTable(format.scale, edges));
+      ArrayRef(decodeTable(format.element, ref::E8M0Edges::OCP)),
+      builder.getF32Type());
+  Value scaleTable = getConstantTable(builder, loc, module, scaleName,
+                                      ArrayRef(decodeTable(format.scale, edges)),
+                                      builder.getF32Type());
   return {elementTable, scaleTable};
 }
 

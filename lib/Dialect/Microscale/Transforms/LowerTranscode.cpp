@@ -21,15 +21,6 @@ using namespace mlir::microscale;
 using namespace mlir::microscale::codegen;
 namespace ref = ::microscale::ref;
 
-/// A constant i8 table in `module`, created once per name.
-static Value getByteTable(OpBuilder &builder, Location loc, ModuleOp module,
-                          StringRef name, ArrayRef<int8_t> bytes) {
-  auto type = RankedTensorType::get({static_cast<int64_t>(bytes.size())},
-                                    builder.getI8Type());
-  return getConstantTable(builder, loc, module, name,
-                          DenseElementsAttr::get(type, bytes));
-}
-
 LogicalResult mlir::microscale::lowerTranscodeStorage(TranscodeStorageOp op) {
   auto module = op->getParentOfType<ModuleOp>();
   if (!module)
@@ -52,12 +43,12 @@ LogicalResult mlir::microscale::lowerTranscodeStorage(TranscodeStorageOp op) {
   OpBuilder builder(op);
   Location loc = op.getLoc();
   QTensorType from = op.getFromType(), to = op.getToType();
-  Value scales = getByteTable(builder, loc, module,
-                              "microscale_transcode_scale_" + suffix,
-                              scaleTable);
-  Value elements = getByteTable(builder, loc, module,
-                                "microscale_transcode_element_" + suffix,
-                                elementTable);
+  Value scales = getConstantTable(builder, loc, module,
+                                  "microscale_transcode_scale_" + suffix,
+                                  ArrayRef(scaleTable), builder.getI8Type());
+  Value elements = getConstantTable(builder, loc, module,
+                                    "microscale_transcode_element_" + suffix,
+                                    ArrayRef(elementTable), builder.getI8Type());
   SmallVector<int64_t> shape(from.getShape());
   SmallVector<int64_t> scaleShape = from.getScaleShape();
   const int64_t axis = from.getAxis();

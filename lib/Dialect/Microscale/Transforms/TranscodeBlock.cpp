@@ -188,9 +188,11 @@ TranscodedBlock mlir::microscale::emitTableTranscodeBlock(
   return {emitPackChunks(e, chunks), split.e8m0};
 }
 
-FailureOr<MatmulOperandKind>
-mlir::microscale::getMatmulOperandKind(Operation *op, QTensorType type,
-                                       bool hasVariant, StringRef which) {
+/// The kind of `type` (the op's `which` operand), or failure with a
+/// diagnostic at `op` when the lowerings do not handle it.
+static FailureOr<MatmulOperandKind>
+getMatmulOperandKind(Operation *op, QTensorType type, bool hasVariant,
+                     StringRef which) {
   StringRef format = type.getFormat().getShortName();
   if (format == "mxfp6_e2m3")
     return MatmulOperandKind::MXFP6;
@@ -201,6 +203,20 @@ mlir::microscale::getMatmulOperandKind(Operation *op, QTensorType type,
                     << which << " is " << Attribute(type.getFormat())
                     << (format == "nvfp4_b32" ? " without a variant" : "");
   return failure();
+}
+
+FailureOr<MatmulOperandKinds>
+mlir::microscale::getMatmulOperandKinds(ScaledMatmulStorageOp op) {
+  const bool hasVariant = op.getVariant().has_value();
+  FailureOr<MatmulOperandKind> lhs =
+      getMatmulOperandKind(op, op.getLhsType(), hasVariant, "lhs");
+  if (failed(lhs))
+    return failure();
+  FailureOr<MatmulOperandKind> rhs =
+      getMatmulOperandKind(op, op.getRhsType(), hasVariant, "rhs");
+  if (failed(rhs))
+    return failure();
+  return MatmulOperandKinds{*lhs, *rhs};
 }
 
 Value mlir::microscale::emitDecodeE2M3(Emitter &e, Value code) {

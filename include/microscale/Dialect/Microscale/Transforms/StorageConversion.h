@@ -68,6 +68,15 @@ void emitGatherLoop(OpBuilder &builder, Location loc,
 /// the builder's insertion point. Defined in LowerStorageConversions.cpp.
 Value getConstantTable(OpBuilder &builder, Location loc, ModuleOp module,
                        StringRef name, DenseElementsAttr values);
+/// The same for a 1-D table of `values`, of element type `elementType`.
+template <typename T>
+Value getConstantTable(OpBuilder &builder, Location loc, ModuleOp module,
+                       StringRef name, ArrayRef<T> values, Type elementType) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                    elementType);
+  return getConstantTable(builder, loc, module, name,
+                          DenseElementsAttr::get(type, values));
+}
 
 /// Replaces a transcode_storage with table-driven gather loops. Returns
 /// failure (with a diagnostic) when the op has no enclosing module for its

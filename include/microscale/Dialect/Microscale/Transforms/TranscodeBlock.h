@@ -73,12 +73,13 @@ Value emitExtractSixBitCode(codegen::Emitter &e, ArrayRef<Value> words,
 /// How a scaled_matmul operand reaches a matrix core that multiplies MXFP6:
 /// as it is, or through the register transcode.
 enum class MatmulOperandKind { MXFP6, TranscodedNVFP4B32 };
-/// The kind of `type` (the op's `which` operand), or failure with a
-/// diagnostic at `op` when the lowerings do not handle it.
-FailureOr<MatmulOperandKind> getMatmulOperandKind(Operation *op,
-                                                  QTensorType type,
-                                                  bool hasVariant,
-                                                  StringRef which);
+struct MatmulOperandKinds {
+  MatmulOperandKind lhs, rhs;
+};
+/// The kinds of the op's two operands, or failure with a diagnostic at the
+/// op naming the operand the lowerings do not handle.
+FailureOr<MatmulOperandKinds>
+getMatmulOperandKinds(ScaledMatmulStorageOp op);
 
 /// E2M3 code (an i32 < 64) to its f32 value.
 Value emitDecodeE2M3(codegen::Emitter &e, Value code);

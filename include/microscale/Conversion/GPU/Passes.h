@@ -29,6 +29,34 @@ LogicalResult outlineMixedMatmul(MixedMatmulStorageOp op,
                                  int64_t splitK = 0, int64_t unroll = 0,
                                  int64_t maxRegisters = 0);
 
+/// How dequantize_storage from the Hopper layouts is lowered.
+struct HopperDequantizeOptions {
+  /// Stage each block's tile in shared memory and store whole output rows
+  /// with 16-byte stores (true), or one thread per word storing its eight
+  /// bf16 values one by one (false).
+  bool staged = true;
+  /// Staged kernel only: tiles per block (a power of two; their loads are
+  /// issued together), and whether consecutive tiles follow the output's
+  /// rows (true) or the Hopper image's (false).
+  int64_t tilesPerBlock = 4;
+  bool outputOrder = true;
+  /// Per-word kernel only: threads per block, and whether consecutive
+  /// threads take consecutive image rows (column-major) or words.
+  int64_t blockSize = 256;
+  bool columnMajor = false;
+  /// Fold the 2^126 bias into the scale for words whose codes are <= 128.
+  bool foldScaleBias = true;
+};
+
+/// Outlines a dequantize_storage of mxfp4 in the Hopper layouts (mma_version
+/// 3) to bf16 into a kernel of `kernels` carrying seed 000's inline PTX
+/// decode, and replaces it with its launch; failure (with a diagnostic) for
+/// operands it does not take. Defined in DequantizeHopperToGPU.cpp.
+LogicalResult outlineHopperDequantize(DequantizeStorageOp op,
+                                      gpu::GPUModuleOp kernels,
+                                      const HopperDequantizeOptions &options,
+                                      unsigned index);
+
 /// Options of the NVIDIA pipeline.
 struct NVVMPipelineOptions {
   std::string chip = "sm_90a";

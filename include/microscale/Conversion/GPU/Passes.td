@@ -45,10 +45,25 @@ def MicroscaleConvertStorageToGPU
            /*default=*/"0",
            "mixed_matmul: registers per thread the kernel may use (nvvm.maxnreg; "
            "0: the backend chooses)">,
-    Option<"foldScaleBias", "fold-scale-bias", "bool", /*default=*/"false",
+    Option<"foldScaleBias", "fold-scale-bias", "bool", /*default=*/"true",
            "Hopper dequantization: fold the 2^126 bias into the scale (one "
            "multiply per pair) for words whose scale codes are <= 128, and "
-           "keep the exact two-multiply path for the others">,
+           "keep the exact two-multiply path for the others (false: the "
+           "two-multiply path for every word)">,
+    Option<"stageDequantize", "stage-dequantize", "bool", /*default=*/"true",
+           "Hopper dequantization: each block of 256 threads decodes a tile "
+           "of 64 x 64 values into shared memory and writes whole output "
+           "rows with 16-byte stores (true), or one thread per word stores "
+           "its eight bf16 values one by one (false; block-size and "
+           "traversal apply)">,
+    Option<"dequantizeTilesPerBlock", "dequantize-tiles-per-block", "int64_t",
+           /*default=*/"4",
+           "Staged Hopper dequantization: tiles per block, a power of two in "
+           "[1, 8] (their loads are issued together)">,
+    Option<"dequantizeTileOrder", "dequantize-tile-order", "std::string",
+           /*default=*/"\"output\"",
+           "Staged Hopper dequantization: consecutive tiles follow the "
+           "output's rows (output) or the Hopper image's rows (image)">,
   ];
 }
 

@@ -80,14 +80,17 @@ int main(int argc, char **argv) {
   std::string line;
   int failures = 0, checked = 0;
   bool firstCall = true;
-  std::printf("| case | from -> to | shape | bits | units/thread | traversal | dest MiB | "
+  std::printf("| case | from -> to | shape | bits | kernel | units/thread | traversal | dest MiB | "
               "ours ms | copy ms | ours/copy | alloc MiB | check |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   std::mt19937 rng(12345);
   while (std::getline(manifest, line)) {
     auto f = split(line, '|');
-    if (f.size() != 11)
+    if (f.size() != 13)
       continue;
+    // The block size and the kind of kernel, as the compiler chose them.
+    const unsigned block = static_cast<unsigned>(std::stoul(f[11]));
+    const std::string &kind = f[12];
     const int64_t perThread = std::stoll(f[8]);
     const std::string &traversal = f[9];
     const unsigned compilerGrid = static_cast<unsigned>(std::stoul(f[10]));
@@ -136,7 +139,6 @@ int main(int argc, char **argv) {
     // the unit range.
     int64_t begin = 0, end = units;
     std::vector<void *> args = {&src, &dst, &begin, &end};
-    const unsigned block = 256;
     const int64_t perBlock = block * perThread;
     // The grid the compiler chose for the launch (0 when it is computed at
     // run time: then one thread per perThread units).
@@ -171,9 +173,9 @@ int main(int argc, char **argv) {
     std::string shapeText;
     for (int64_t d : shape)
       shapeText += (shapeText.empty() ? "" : "x") + std::to_string(d);
-    std::printf("| %s | %s -> %s | %s | %u | %lld | %s | %.2f | %.4f | %.4f | %.2f | %.1f | %s |\n",
+    std::printf("| %s | %s -> %s | %s | %u | %s | %lld | %s | %.2f | %.4f | %.4f | %.2f | %.1f | %s |\n",
                 name.c_str(), from.c_str(), to.c_str(), shapeText.c_str(), bits,
-                (long long)perThread, traversal.c_str(),
+                kind.c_str(), (long long)perThread, traversal.c_str(),
                 dstBytes / 1048576.0, ours, copy, copy > 0 ? ours / copy : 0.0,
                 (double(freeBefore) - double(freeAfter)) / 1048576.0,
                 verdict.c_str());

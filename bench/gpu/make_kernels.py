@@ -90,18 +90,37 @@ def cases():
             out.append(("scales", shape, layout, "strided:-1", True))
     # The benchmark shapes: [16, 4096, 4096] FP4 (128 MiB) and its scales.
     big = [16, 4096, 4096]
-    # Column-major traversal on every checked case too.
-    out += [c[:5] + (4, "column-major") for c in list(out) if c[4]]
-    for per_thread, traversal in ((4, "row-major"), (1, "column-major"),
-                                  (4, "column-major")):
+    # Unpadded shapes that the staged kernel takes: every value layout to
+    # and from the canonical form, and pairs of non-canonical layouts.
+    for shape in ([2, 256, 512], [3, 512, 256]):
+        for layout in VALUES_K + ["blackwell_shuffled:256:128"]:
+            out.append(("values", shape, "strided:-1", layout, True))
+            out.append(("values", shape, layout, "strided:-1", True))
+        out.append(("values", shape, "hopper_value:-2:3", "blackwell_shuffled:128:256", True))
+        out.append(("values", shape, "blackwell_shuffled:128:256", "hopper_value:-2:2", True))
+        out.append(("values", shape, "blackwell_value", "hopper_value:-2:3", True))
+    for shape in ([2, 256, 512], [4, 512, 128]):
+        for layout in ("hopper_value:-1:3", "hopper_value:-1:2"):
+            out.append(("values", shape, "strided:-1", layout, True))
+            out.append(("values", shape, layout, "strided:-1", True))
+    # The generic per-unit kernel (stage-conversions=false, column-major)
+    # on every checked case too: the staged kernel takes the unpadded value
+    # conversions, the generic one all.
+    out += [c[:5] + (4, "column-major", False) for c in list(out) if c[4]]
+    for per_thread, traversal, staged in ((4, "row-major", True),
+                                          (4, "row-major", False),
+                                          (1, "column-major", False),
+                                          (4, "column-major", False)):
         for a, b in (("strided:-1", "hopper_value:-2:3"), ("hopper_value:-2:3", "strided:-1"),
                      ("strided:-1", "hopper_value:-1:3"), ("hopper_value:-1:3", "strided:-1"),
                      ("strided:-1", "blackwell_shuffled:128:256"),
                      ("blackwell_shuffled:128:256", "strided:-1")):
-            out.append(("values", big, a, b, False, per_thread, traversal))
+            out.append(("values", big, a, b, False, per_thread, traversal, staged))
+        if staged:
+            continue
         for layout in ("hopper_scale:-2:8", "blackwell_scale"):
             out.append(("scales", [16, 128, 4096], "strided:-1", layout, False,
-                        per_thread, traversal))
+                        per_thread, traversal, staged))
     return out
 
 
@@ -145,15 +164,17 @@ def main():
         part, shape, src, dst, check = case[:5]
         per_thread = case[5] if len(case) > 5 else 4
         traversal = case[6] if len(case) > 6 else "row-major"
+        staged = case[7] if len(case) > 7 else True
         name = "case%03d" % index
         mlir = os.path.join(args.out_dir, name + ".mlir")
         with open(mlir, "w") as f:
             f.write(mlir_for(part, shape, src, dst))
         lowered = subprocess.run(
             [args.mx_opt, mlir, "--pass-pipeline=builtin.module("
-             "microscale-convert-storage-to-gpu{units-per-thread=%d traversal=%s},"
+             "microscale-convert-storage-to-gpu{units-per-thread=%d traversal=%s "
+             "stage-conversions=%d},"
              "microscale-gpu-to-ptx{chip=%s format=%s})"
-             % (per_thread, traversal, args.chip, args.format)],
+             % (per_thread, traversal, staged, args.chip, args.format)],
             check=True, capture_output=True, text=True).stdout
         with open(os.path.join(args.out_dir, name + ".lowered.mlir"), "w") as f:
             f.write(lowered)
@@ -162,6 +183,12 @@ def main():
         import re
         grid = re.search(r"blocks in \(%c(\d+)", lowered)
         blocks = grid.group(1) if grid else "0"
+        threads = re.search(r"threads in \(%c(\d+)", lowered)
+        threads = threads.group(1) if threads else "256"
+        # The staged kernel takes the two buffers; the per-unit one also
+        # the unit range.
+        launch = re.search(r"gpu\.launch_func .*? args\((.*)\)", lowered)
+        kind = "staged" if launch and launch.group(1).count(" : ") == 2 else "per-unit"
         extract.main.__globals__["sys"].argv = ["", os.path.join(args.out_dir, name + ".lowered.mlir"), args.out_dir]
         extract.main()
         suffix = ".ptx" if args.format == "isa" else ".cubin"
@@ -172,7 +199,7 @@ def main():
                                   "4" if part == "values" else "8",
                                   ",".join(map(str, shape)), src, dst,
                                   "1" if check else "0", str(per_thread),
-                                  traversal, blocks]))
+                                  traversal, blocks, threads, kind]))
     with open(os.path.join(args.out_dir, "manifest.txt"), "w") as f:
         f.write("\n".join(manifest) + "\n")
     print("%d kernels in %s" % (len(manifest), args.out_dir))

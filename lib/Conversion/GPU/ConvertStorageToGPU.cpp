@@ -238,7 +238,9 @@ struct ConvertStorageToGPUPass
         getOrCreateKernelModule(getOperation(), kKernelModule);
     unsigned index = 0;
     for (ConvertStorageOp op : ops)
-      if (failed(outline(op, kernels, blockSize, unitsPerThread,
+      if (stageConversions && outlineTiledConversion(op, kernels, index))
+        ++index;
+      else if (failed(outline(op, kernels, blockSize, unitsPerThread,
                          traversal == "column-major" &&
                              op.getUnitRange().empty(),
                          index++)))

@@ -29,6 +29,15 @@ LogicalResult outlineMixedMatmul(MixedMatmulStorageOp op,
                                  int64_t splitK = 0, int64_t unroll = 0,
                                  int64_t maxRegisters = 0);
 
+/// Outlines a whole convert_storage of FP4 values into a kernel that
+/// stages each block of the block route (BlockConversion.h) through shared
+/// memory with 16-byte loads and stores, and replaces it with its launch.
+/// Returns false, changing nothing, where that route does not apply
+/// (padding, runs under 16 bytes, unit ranges, scales, other widths).
+/// Defined in TiledConversionToGPU.cpp.
+bool outlineTiledConversion(ConvertStorageOp op, gpu::GPUModuleOp kernels,
+                            unsigned index);
+
 /// How dequantize_storage from the Hopper layouts is lowered.
 struct HopperDequantizeOptions {
   /// Stage each block's tile in shared memory and store whole output rows

@@ -35,6 +35,11 @@ def MicroscaleConvertStorageToGPU
            "How threads walk the destination's [rows, units] grid: row-major "
            "(consecutive threads along a row) or column-major (consecutive "
            "threads down the rows; whole conversions only)">,
+    Option<"stageConversions", "stage-conversions", "bool", /*default=*/"true",
+           "Convert FP4 values between layouts that place the nibbles of "
+           "a block by a permutation of their index bits (unpadded, 16-byte "
+           "runs, whole conversions) through shared-memory tiles with 16-byte "
+           "loads and stores; the others, and all with false, per unit">,
     Option<"matmulSplitK", "matmul-split-k", "int64_t", /*default=*/"0",
            "mixed_matmul: warps per block that split K (a power of two "
            "dividing the K chunks; 0: chosen from the shape)">,

@@ -645,6 +645,18 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
   return std::nullopt;
 }
 
+std::optional<SmallVector<int>>
+mlir::microscale::getBlockAddressBits(const ref::Layout &layout,
+                                      int64_t blockRows, int64_t blockCols) {
+  if (!llvm::isPowerOf2_64(blockRows) || !llvm::isPowerOf2_64(blockCols) ||
+      layout.getLogicalShape().size() < 2)
+    return std::nullopt;
+  const Tensor t(layout.getLogicalShape());
+  return probe(layout, t,
+               BlockShape{static_cast<int>(llvm::Log2_64(blockRows)),
+                          static_cast<int>(llvm::Log2_64(blockCols))});
+}
+
 //===----------------------------------------------------------------------===//
 // Emission
 //===----------------------------------------------------------------------===//

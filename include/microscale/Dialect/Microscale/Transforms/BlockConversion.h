@@ -93,6 +93,14 @@ planBlockConversion(const ::microscale::ref::Layout &from,
                     const ::microscale::ref::Layout &to,
                     int64_t vectorBytes = 64);
 
+/// The nibble-address bits of `layout` on the plan's block at the tensor's
+/// origin: element e of the block (row-major, blockRows x blockCols) lies
+/// at bit j of e moved to bit bits[j], in nibbles after the block's base,
+/// before any word interleave. std::nullopt where that is not so.
+std::optional<llvm::SmallVector<int>>
+getBlockAddressBits(const ::microscale::ref::Layout &layout,
+                    int64_t blockRows, int64_t blockCols);
+
 /// Emits loops over bands [bandBegin, bandEnd) that convert `source` into
 /// `dest` (1-D i8 memrefs) as `plan` says.
 void emitBlockConversion(OpBuilder &builder, Location loc,

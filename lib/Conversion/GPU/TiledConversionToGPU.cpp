@@ -1,0 +1,542 @@
+//===- TiledConversionToGPU.cpp - FP4 layout conversions through tiles ----===//
+//
+// The GPU form of the block route (BlockConversion.h): where both layouts
+// place each nibble of a block of the logical tensor at an address whose
+// bits are a permutation of the element's index bits, one thread block
+// converts one such block (a tile of 2^n nibbles, n = 11..14) in three
+// phases:
+//
+//  1. copy the tile's source runs into shared memory A with 16-byte loads
+//     (A holds the tile in the source's own address order, compacted);
+//  2. each thread reads 8 words of A, routes their 64 nibbles in registers
+//     into 8 words of the destination (a nibble swap by shifts and masks,
+//     then byte permutes, `prmt.b32`; Hopper's Step B bit interleave undone
+//     or applied on whole words), and writes them to shared memory B (the
+//     tile in the destination's address order);
+//  3. copy B to the destination runs with 16-byte stores.
+//
+// A thread's 8 words are the 64 nibbles whose element index varies in 6
+// bits U: the 3 bits that select a nibble within a source word, the 3 that
+// select it within a destination word, and more bits to make 6. The other
+// n - 6 bits come from the thread index. Which of them the 32 lanes of a
+// warp vary decides the shared-memory bank conflicts of phase 2; the plan
+// picks U and the lane bits that minimize them on A and B together.
+//
+// The block shape, the order of blocks (bands), the strides and the word
+// interleaves come from planBlockConversion, which checks them against the
+// reference on sampled blocks; the kernel covers whole conversions of
+// unpadded tensors with 16-byte runs on both sides, and the generic
+// per-unit kernel does the rest.
+//
+//===----------------------------------------------------------------------===//
+#include "microscale/Conversion/GPU/Passes.h"
+
+#include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
+#include "microscale/Dialect/Microscale/Transforms/BlockConversion.h"
+#include "microscale/Dialect/Microscale/Transforms/StorageConversion.h"
+#include "microscale/Reference/Layout.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::microscale;
+using namespace mlir::microscale::codegen;
+
+namespace {
+/// Nibble bits held by one thread: 3 within a word, 3 for its 8 registers.
+constexpr int kHeldBits = 6;
+constexpr int kWordsPerThread = 8;
+
+struct TilePlan {
+  BlockConversionPlan geometry;
+  /// Tile bits (log2 of its nibbles).
+  int n = 0;
+  /// Per element bit: its bit in the compacted tile address (nibbles) of A
+  /// (source order) and B (destination order).
+  SmallVector<int> sourceRank, destRank;
+  /// Compacted address bit k -> nibble-address bit from the block's base.
+  SmallVector<int> sourcePositions, destPositions;
+  /// Thread index bit i -> element bit (the first 5 are the lanes).
+  SmallVector<int> threadBits;
+  /// Register nibble position p (0: nibble in byte, 1-2: byte in word, 3-5:
+  /// register) -> element bit, as loaded from A and as stored to B.
+  std::array<int, kHeldBits> sourceState, targetState;
+
+  int64_t getThreads() const { return int64_t(1) << (n - kHeldBits); }
+  int64_t getTileBytes() const { return int64_t(1) << (n - 1); }
+};
+
+SmallVector<int> sortedPositions(ArrayRef<int> bits) {
+  SmallVector<int> sorted(bits.begin(), bits.end());
+  llvm::sort(sorted);
+  return sorted;
+}
+
+SmallVector<int> ranks(ArrayRef<int> bits) {
+  SmallVector<int> sorted = sortedPositions(bits), rank;
+  for (int b : bits)
+    rank.push_back(llvm::find(sorted, b) - sorted.begin());
+  return rank;
+}
+
+/// The worst number of distinct words that one bank serves when the 32
+/// lanes of a warp access word sum_i bit(lane, i) << wordBits[i].
+int bankConflicts(ArrayRef<int> wordBits) {
+  std::map<int64_t, std::set<int64_t>> banks;
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    int64_t word = 0;
+    for (int i = 0; i < 5; ++i)
+      if ((lane >> i) & 1)
+        word |= int64_t(1) << wordBits[i];
+    banks[word % 32].insert(word);
+  }
+  int worst = 0;
+  for (auto &[bank, words] : banks)
+    worst = std::max<int>(worst, words.size());
+  return worst;
+}
+
+std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
+                                  const ::microscale::ref::Layout &to) {
+  std::optional<BlockConversionPlan> geometry =
+      planBlockConversion(from, to, /*vectorBytes=*/64);
+  if (!geometry)
+    return std::nullopt;
+  auto sourceBits =
+      getBlockAddressBits(from, geometry->blockRows, geometry->blockCols);
+  auto destBits =
+      getBlockAddressBits(to, geometry->blockRows, geometry->blockCols);
+  if (!sourceBits || !destBits)
+    return std::nullopt;
+  TilePlan plan;
+  plan.geometry = *geometry;
+  plan.n = sourceBits->size();
+  // At least a warp of threads; at most 8 KiB per tile and shared buffer.
+  if (plan.n < kHeldBits + 5 || plan.n > 14)
+    return std::nullopt;
+  plan.sourcePositions = sortedPositions(*sourceBits);
+  plan.destPositions = sortedPositions(*destBits);
+  // 16-byte runs (32 nibbles) on both sides, 16-byte aligned blocks.
+  for (int k = 0; k < 5; ++k)
+    if (plan.sourcePositions[k] != k || plan.destPositions[k] != k)
+      return std::nullopt;
+  for (int64_t stride :
+       {geometry->sourceBatchStride, geometry->sourceBandStride,
+        geometry->sourceInnerStride, geometry->destBatchStride,
+        geometry->destBandStride, geometry->destInnerStride})
+    if (stride % 16)
+      return std::nullopt;
+  plan.sourceRank = ranks(*sourceBits);
+  plan.destRank = ranks(*destBits);
+
+  // U: the bits of the source and destination words, plus the choice of
+  // the rest that (with the choice of lanes) gives the fewest conflicts.
+  const int n = plan.n;
+  llvm::SmallSetVector<int, 8> wordBits;
+  for (int j = 0; j < n; ++j)
+    if (plan.sourceRank[j] < 3)
+      wordBits.insert(j);
+  for (int j = 0; j < n; ++j)
+    if (plan.destRank[j] < 3)
+      wordBits.insert(j);
+  SmallVector<int> others;
+  for (int j = 0; j < n; ++j)
+    if (!wordBits.contains(j))
+      others.push_back(j);
+  const int extra = kHeldBits - wordBits.size();
+  int bestCost = INT_MAX;
+  SmallVector<int> bestHeld, bestLanes;
+  // Subsets of `others` of size `extra`, then 5 lanes from the remaining
+  // bits: both small (at most C(11, 3) x C(8, 5)).
+  auto forSubsets = [](ArrayRef<int> set, int size, auto fn) {
+    const int m = set.size();
+    for (uint32_t mask = 0; mask < (1u << m); ++mask) {
+      if (llvm::popcount(mask) != size)
+        continue;
+      SmallVector<int> in, out;
+      for (int i = 0; i < m; ++i)
+        ((mask >> i) & 1 ? in : out).push_back(set[i]);
+      fn(in, out);
+    }
+  };
+  forSubsets(others, extra, [&](ArrayRef<int> held, ArrayRef<int> rest) {
+    forSubsets(rest, 5, [&](ArrayRef<int> lanes, ArrayRef<int>) {
+      SmallVector<int> a, b;
+      for (int j : lanes) {
+        a.push_back(plan.sourceRank[j] - 3);
+        b.push_back(plan.destRank[j] - 3);
+      }
+      int cost = bankConflicts(a) + bankConflicts(b);
+      if (cost < bestCost) {
+        bestCost = cost;
+        bestHeld.assign(held.begin(), held.end());
+        bestLanes.assign(lanes.begin(), lanes.end());
+      }
+    });
+  });
+  if (bestCost == INT_MAX)
+    return std::nullopt;
+  SmallVector<int> held(wordBits.begin(), wordBits.end());
+  held.append(bestHeld);
+  plan.threadBits = bestLanes;
+  for (int j = 0; j < n; ++j)
+    if (!llvm::is_contained(held, j) && !llvm::is_contained(bestLanes, j))
+      plan.threadBits.push_back(j);
+  // Register states: the word's bits in address order, then the rest of U
+  // in address order.
+  auto state = [&](ArrayRef<int> rank) {
+    SmallVector<int> order(held);
+    llvm::sort(order, [&](int x, int y) { return rank[x] < rank[y]; });
+    std::array<int, kHeldBits> s;
+    llvm::copy(order, s.begin());
+    return s;
+  };
+  plan.sourceState = state(plan.sourceRank);
+  plan.targetState = state(plan.destRank);
+  // The word bits must come first in their own order.
+  for (int p = 0; p < 3; ++p)
+    if (plan.sourceRank[plan.sourceState[p]] != p ||
+        plan.destRank[plan.targetState[p]] != p)
+      return std::nullopt;
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+class TileEmitter {
+public:
+  TileEmitter(OpBuilder &builder, Location loc, const TilePlan &plan)
+      : b(builder), loc(loc), e(builder, loc), plan(plan) {}
+
+  /// sum_i bit(x, from_i) << to_i for (from_i, to_i) in `moves` (index).
+  Value scatter(Value x, ArrayRef<std::pair<int, int>> moves) {
+    Value result = e.index(0);
+    for (auto [from, to] : moves) {
+      Value bit = arith::AndIOp::create(b, loc, x, e.index(int64_t(1) << from));
+      if (to > from)
+        bit = arith::ShLIOp::create(b, loc, bit, e.index(to - from));
+      else if (to < from)
+        bit = arith::ShRUIOp::create(b, loc, bit, e.index(from - to));
+      result = arith::OrIOp::create(b, loc, result, bit);
+    }
+    return result;
+  }
+
+  /// Byte offset from the block's base of 16-byte chunk `chunk` of a
+  /// compacted tile whose address bit k (nibbles) is `positions[k]`.
+  Value chunkOffset(Value chunk, ArrayRef<int> positions) {
+    SmallVector<std::pair<int, int>> moves;
+    for (int k = 5; k < plan.n; ++k)
+      moves.push_back({k - 5, positions[k] - 1});
+    return scatter(chunk, moves);
+  }
+
+  Value prmt(Value x, Value y, uint32_t selector) {
+    std::string text =
+        "prmt.b32 $0, $1, $2, 0x" + llvm::utohexstr(selector) + ";";
+    return LLVM::InlineAsmOp::create(
+               b, loc, b.getI32Type(), ValueRange{x, y}, text, "=r,r,r",
+               /*has_side_effects=*/false, /*is_align_stack=*/false,
+               LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(b.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               ArrayAttr())
+        .getResult(0);
+  }
+
+  Value shift(Value x, int distance) {
+    if (distance > 0)
+      return e.shl(x, distance);
+    if (distance < 0)
+      return e.shr(x, -distance);
+    return x;
+  }
+
+  /// Bit i of x moves to bit map[i] (map[i] < 0: from bit i of the
+  /// result's `from` table), grouped by distance: a mask, a shift and an or
+  /// per distance.
+  Value permuteBits(Value x, ArrayRef<int> map) {
+    std::map<int, uint32_t> masks;
+    for (int i = 0; i < 32; ++i)
+      masks[map[i] - i] |= uint32_t(1) << i;
+    Value result;
+    for (auto [distance, mask] : masks) {
+      Value part = shift(arith::AndIOp::create(
+                             b, loc, x,
+                             e.i32(static_cast<int32_t>(mask))),
+                         distance);
+      result = result ? e.bor(result, part) : part;
+    }
+    return result;
+  }
+
+  void run(Value source, Value dest, Value a, Value bBuffer) {
+    const BlockConversionPlan &g = plan.geometry;
+    Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    Value band = e.div(block, g.blocksPerBand);
+    Value inner = e.rem(block, g.blocksPerBand);
+    Value batch = e.div(band, g.bandsPerBatch);
+    Value bandInBatch = e.rem(band, g.bandsPerBatch);
+    auto base = [&](int64_t batchStride, int64_t bandStride,
+                    int64_t innerStride) {
+      return e.add(e.add(e.mul(batch, batchStride),
+                         e.mul(bandInBatch, bandStride)),
+                   e.mul(inner, innerStride));
+    };
+    Value sourceBase =
+        base(g.sourceBatchStride, g.sourceBandStride, g.sourceInnerStride);
+    Value destBase = base(g.destBatchStride, g.destBandStride, g.destInnerStride);
+    Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    const int64_t threads = plan.getThreads();
+    const int64_t chunks = plan.getTileBytes() / 16;
+    Type i32 = b.getI32Type();
+    auto bytes16 = VectorType::get({16}, b.getI8Type());
+    auto words4 = VectorType::get({4}, i32);
+
+    // Phase 1: the source runs into A, 16 bytes per thread and step.
+    for (int64_t step = 0; step < chunks / threads; ++step) {
+      Value chunk = e.add(thread, step * threads);
+      Value offset = e.add(sourceBase, chunkOffset(chunk, plan.sourcePositions));
+      Value loaded = vector::LoadOp::create(b, loc, bytes16, source,
+                                            ValueRange{offset}, false,
+                                            llvm::MaybeAlign(16));
+      vector::StoreOp::create(b, loc,
+                              vector::BitCastOp::create(b, loc, words4, loaded),
+                              a, ValueRange{e.mul(chunk, 4)}, false,
+                              llvm::MaybeAlign(16));
+    }
+    gpu::BarrierOp::create(b, loc);
+
+    // Phase 2: 8 words of A through the registers into 8 words of B.
+    auto threadMoves = [&](ArrayRef<int> rank) {
+      SmallVector<std::pair<int, int>> moves;
+      for (auto [i, j] : llvm::enumerate(plan.threadBits))
+        moves.push_back({static_cast<int>(i), rank[j] - 3});
+      return moves;
+    };
+    auto registerOffset = [&](ArrayRef<int> rank,
+                              const std::array<int, kHeldBits> &state,
+                              int64_t r) {
+      int64_t offset = 0;
+      for (int k = 0; k < 3; ++k)
+        if ((r >> k) & 1)
+          offset |= int64_t(1) << (rank[state[3 + k]] - 3);
+      return offset;
+    };
+    Value baseA = scatter(thread, threadMoves(plan.sourceRank));
+    SmallVector<Value> regs;
+    for (int64_t r = 0; r < kWordsPerThread; ++r)
+      regs.push_back(memref::LoadOp::create(
+          b, loc, a,
+          ValueRange{e.add(baseA, registerOffset(plan.sourceRank,
+                                                 plan.sourceState, r))}));
+    if (g.sourceWordMap)
+      for (Value &reg : regs)
+        reg = permuteBits(reg, SmallVector<int>(g.sourceWordMap->begin(),
+                                                g.sourceWordMap->end()));
+    std::array<int, kHeldBits> state = plan.sourceState;
+    route(regs, state);
+    if (g.destWordMap)
+      for (Value &reg : regs)
+        reg = permuteBits(reg, SmallVector<int>(g.destWordMap->begin(),
+                                                g.destWordMap->end()));
+    Value baseB = scatter(thread, threadMoves(plan.destRank));
+    for (int64_t r = 0; r < kWordsPerThread; ++r)
+      memref::StoreOp::create(
+          b, loc, regs[r], bBuffer,
+          ValueRange{e.add(baseB, registerOffset(plan.destRank,
+                                                 plan.targetState, r))});
+    gpu::BarrierOp::create(b, loc);
+
+    // Phase 3: B to the destination runs, 16 bytes per thread and step.
+    for (int64_t step = 0; step < chunks / threads; ++step) {
+      Value chunk = e.add(thread, step * threads);
+      Value loaded = vector::LoadOp::create(b, loc, words4, bBuffer,
+                                            ValueRange{e.mul(chunk, 4)}, false,
+                                            llvm::MaybeAlign(16));
+      Value offset = e.add(destBase, chunkOffset(chunk, plan.destPositions));
+      vector::StoreOp::create(b, loc,
+                              vector::BitCastOp::create(b, loc, bytes16, loaded),
+                              dest, ValueRange{offset}, false,
+                              llvm::MaybeAlign(16));
+    }
+  }
+
+private:
+  /// Routes the registers from `state` to plan.targetState: first the
+  /// nibble bit, then the bytes.
+  void route(SmallVector<Value> &regs, std::array<int, kHeldBits> &state) {
+    const std::array<int, kHeldBits> &target = plan.targetState;
+    if (state[0] != target[0]) {
+      int p = llvm::find(state, target[0]) - state.begin();
+      if (p < 3) {
+        // Within each word: nibble slot i takes slot i with bits 0 and p
+        // exchanged.
+        SmallVector<int> map(32);
+        for (int slot = 0; slot < 8; ++slot) {
+          int low = slot & 1, high = (slot >> p) & 1;
+          int to = (slot & ~1 & ~(1 << p)) | high | (low << p);
+          for (int bit = 0; bit < 4; ++bit)
+            map[4 * slot + bit] = 4 * to + bit;
+        }
+        for (Value &reg : regs)
+          reg = permuteBits(reg, map);
+      } else {
+        // Between the registers that differ in register bit p - 3: the low
+        // nibbles of both, then the high nibbles of both.
+        const int bit = 1 << (p - 3);
+        for (int r = 0; r < kWordsPerThread; ++r) {
+          if (r & bit)
+            continue;
+          Value x = regs[r], y = regs[r | bit];
+          regs[r] = e.bor(e.band(x, 0x0F0F0F0F), e.shl(e.band(y, 0x0F0F0F0F), 4));
+          regs[r | bit] = e.bor(e.band(e.shr(x, 4), 0x0F0F0F0F),
+                                arith::AndIOp::create(
+                                    b, loc, y,
+                                    e.i32(static_cast<int32_t>(0xF0F0F0F0))));
+        }
+      }
+      state[p] = state[0];
+      state[0] = target[0];
+    }
+    // Bytes: byte b' of register r' (target positions 1-5) from the source
+    // byte whose positions hold the same element bits.
+    SmallVector<Value> out(kWordsPerThread);
+    for (int r = 0; r < kWordsPerThread; ++r) {
+      SmallVector<std::pair<int, int>> from; // (register, byte) per byte
+      for (int byte = 0; byte < 4; ++byte) {
+        int address = (byte << 1) | (r << 3); // target nibble address
+        std::map<int, int> value;              // element bit -> 0/1
+        for (int p = 1; p < kHeldBits; ++p)
+          value[target[p]] = (address >> p) & 1;
+        int source = 0;
+        for (int p = 1; p < kHeldBits; ++p)
+          source |= value[state[p]] << p;
+        from.push_back({source >> 3, (source >> 1) & 3});
+      }
+      SmallVector<int> sources;
+      for (auto [reg, byte] : from)
+        if (!llvm::is_contained(sources, reg))
+          sources.push_back(reg);
+      // A bit permutation: the bytes come from 1, 2 or 4 registers.
+      assert(sources.size() != 3 && "byte routing from three registers");
+      auto selector = [&](ArrayRef<int> pair, ArrayRef<int> bytes) {
+        uint32_t s = 0;
+        for (int k = 0; k < 4; ++k) {
+          int which = llvm::find(pair, from[bytes[k]].first) - pair.begin();
+          int pick = which < static_cast<int>(pair.size())
+                         ? 4 * which + from[bytes[k]].second
+                         : 0;
+          s |= uint32_t(pick) << (4 * k);
+        }
+        return s;
+      };
+      if (sources.size() == 1) {
+        bool identity = true;
+        for (int k = 0; k < 4; ++k)
+          identity &= from[k].second == k;
+        out[r] = identity ? regs[sources[0]]
+                          : prmt(regs[sources[0]], regs[sources[0]],
+                                 selector({sources[0]}, {0, 1, 2, 3}));
+      } else if (sources.size() == 2) {
+        out[r] = prmt(regs[sources[0]], regs[sources[1]],
+                      selector({sources[0], sources[1]}, {0, 1, 2, 3}));
+      } else {
+        // Four registers: two pairs, each into the bytes it owns, then
+        // merged.
+        Value low = prmt(regs[sources[0]], regs[sources[1]],
+                         selector({sources[0], sources[1]}, {0, 1, 2, 3}));
+        Value high = prmt(regs[sources[2]], regs[sources[3]],
+                          selector({sources[2], sources[3]}, {0, 1, 2, 3}));
+        uint32_t merge = 0;
+        for (int k = 0; k < 4; ++k) {
+          bool fromHigh = from[k].first == sources[2] ||
+                          from[k].first == sources[3];
+          merge |= uint32_t(fromHigh ? 4 + k : k) << (4 * k);
+        }
+        out[r] = prmt(low, high, merge);
+      }
+    }
+    regs = std::move(out);
+    state = target;
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Emitter e;
+  const TilePlan &plan;
+};
+} // namespace
+
+bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
+                                              gpu::GPUModuleOp kernels,
+                                              unsigned index) {
+  if (op.getPart() != StoragePart::values || !op.getUnitRange().empty())
+    return false;
+  StorageConversion conversion(op);
+  if (conversion.bits != 4)
+    return false;
+  std::string error;
+  auto from = conversion.from.buildReference(conversion.shape, 4, &error);
+  auto to = conversion.to.buildReference(conversion.shape, 4, &error);
+  if (!from || !to)
+    return false;
+  std::optional<TilePlan> plan = planTiles(*from, *to);
+  if (!plan)
+    return false;
+
+  MLIRContext *context = op.getContext();
+  Location loc = op.getLoc();
+  const int64_t bytes = conversion.destBytes;
+  auto bytesType = MemRefType::get({bytes}, IntegerType::get(context, 8));
+  OpBuilder builder = OpBuilder::atBlockEnd(kernels.getBody());
+  auto function = gpu::GPUFuncOp::create(
+      builder, loc, ("convert_storage_" + Twine(index)).str(),
+      builder.getFunctionType({bytesType, bytesType}, {}));
+  function->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                    builder.getUnitAttr());
+  for (unsigned arg = 0; arg < 2; ++arg) {
+    function.setArgAttr(arg, "llvm.noalias", builder.getUnitAttr());
+    function.setArgAttr(arg, "llvm.align", builder.getI64IntegerAttr(16));
+  }
+  auto sharedType = MemRefType::get(
+      {plan->getTileBytes() / 4}, IntegerType::get(context, 32),
+      MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+  Value a = function.addWorkgroupAttribution(sharedType, loc);
+  Value bBuffer = function.addWorkgroupAttribution(sharedType, loc);
+  for (unsigned i = 0; i < 2; ++i)
+    function.setWorkgroupAttributionAttr(
+        i, LLVM::LLVMDialect::getAlignAttrName(),
+        IntegerAttr::get(IntegerType::get(context, 64), 16));
+  Block &entry = function.getBody().front();
+  builder.setInsertionPointToStart(&entry);
+  TileEmitter(builder, loc, *plan)
+      .run(entry.getArgument(0), entry.getArgument(1), a, bBuffer);
+  gpu::ReturnOp::create(builder, loc);
+
+  // The launch: one block per tile.
+  builder.setInsertionPoint(op);
+  Emitter host(builder, loc);
+  auto asBytes = [&](Value buffer) -> Value {
+    if (buffer.getType() == bytesType)
+      return buffer;
+    return memref::CastOp::create(builder, loc, bytesType, buffer);
+  };
+  const BlockConversionPlan &g = plan->geometry;
+  Value one = host.index(1);
+  gpu::LaunchFuncOp::create(
+      builder, loc, function,
+      gpu::KernelDim3{host.index(g.numBands * g.blocksPerBand), one, one},
+      gpu::KernelDim3{host.index(plan->getThreads()), one, one}, Value(),
+      ValueRange{asBytes(op.getSource()), asBytes(op.getDest())});
+  op.erase();
+  return true;
+}

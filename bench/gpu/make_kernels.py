@@ -68,6 +68,13 @@ def all_pairs():
     for a in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
         for b in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
             out.append(("values", [2, 34, 96], a, b, True))
+    # Unpadded: the staged kernel (shared-memory tiles) where it applies.
+    for a in VALUES_ALL:
+        for b in VALUES_ALL:
+            out.append(("values", [2, 256, 512], a, b, True))
+    for a in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
+        for b in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
+            out.append(("values", [2, 256, 512], a, b, True))
     return out
 
 
@@ -90,9 +97,14 @@ def cases():
             out.append(("scales", shape, layout, "strided:-1", True))
     # The benchmark shapes: [16, 4096, 4096] FP4 (128 MiB) and its scales.
     big = [16, 4096, 4096]
-    # Unpadded shapes that the staged kernel takes: every value layout to
-    # and from the canonical form, and pairs of non-canonical layouts.
-    for shape in ([2, 256, 512], [3, 512, 256]):
+    # Unpadded shapes that the staged kernel takes: every pair of value
+    # layouts, and every value layout to and from the canonical form on a
+    # second shape with pairs of non-canonical layouts.
+    for a in VALUES_ALL:
+        for b in VALUES_ALL:
+            if a != b:
+                out.append(("values", [2, 256, 512], a, b, True))
+    for shape in ([3, 512, 256],):
         for layout in VALUES_K + ["blackwell_shuffled:256:128"]:
             out.append(("values", shape, "strided:-1", layout, True))
             out.append(("values", shape, layout, "strided:-1", True))
@@ -107,15 +119,19 @@ def cases():
     # on every checked case too: the staged kernel takes the unpadded value
     # conversions, the generic one all.
     out += [c[:5] + (4, "column-major", False) for c in list(out) if c[4]]
-    for per_thread, traversal, staged in ((4, "row-major", True),
-                                          (4, "row-major", False),
-                                          (1, "column-major", False),
-                                          (4, "column-major", False)):
+    for per_thread, traversal, staged, extra in (
+            (4, "row-major", True, ""),
+            (4, "row-major", True, "conversion-tiles-per-block=2"),
+            (4, "row-major", True, "conversion-tiles-per-block=4"),
+            (4, "row-major", False, ""),
+            (1, "column-major", False, ""),
+            (4, "column-major", False, "")):
         for a, b in (("strided:-1", "hopper_value:-2:3"), ("hopper_value:-2:3", "strided:-1"),
                      ("strided:-1", "hopper_value:-1:3"), ("hopper_value:-1:3", "strided:-1"),
                      ("strided:-1", "blackwell_shuffled:128:256"),
                      ("blackwell_shuffled:128:256", "strided:-1")):
-            out.append(("values", big, a, b, False, per_thread, traversal, staged))
+            out.append(("values", big, a, b, False, per_thread, traversal, staged,
+                        extra))
         if staged:
             continue
         for layout in ("hopper_scale:-2:8", "blackwell_scale"):
@@ -165,6 +181,7 @@ def main():
         per_thread = case[5] if len(case) > 5 else 4
         traversal = case[6] if len(case) > 6 else "row-major"
         staged = case[7] if len(case) > 7 else True
+        extra = case[8] if len(case) > 8 else ""
         name = "case%03d" % index
         mlir = os.path.join(args.out_dir, name + ".mlir")
         with open(mlir, "w") as f:
@@ -172,9 +189,9 @@ def main():
         lowered = subprocess.run(
             [args.mx_opt, mlir, "--pass-pipeline=builtin.module("
              "microscale-convert-storage-to-gpu{units-per-thread=%d traversal=%s "
-             "stage-conversions=%d},"
+             "stage-conversions=%d %s},"
              "microscale-gpu-to-ptx{chip=%s format=%s})"
-             % (per_thread, traversal, staged, args.chip, args.format)],
+             % (per_thread, traversal, staged, extra, args.chip, args.format)],
             check=True, capture_output=True, text=True).stdout
         with open(os.path.join(args.out_dir, name + ".lowered.mlir"), "w") as f:
             f.write(lowered)
@@ -189,6 +206,8 @@ def main():
         # the unit range.
         launch = re.search(r"gpu\.launch_func .*? args\((.*)\)", lowered)
         kind = "staged" if launch and launch.group(1).count(" : ") == 2 else "per-unit"
+        if kind == "staged" and extra:
+            kind += " " + extra.replace("conversion-tiles-per-block=", "tiles=")
         extract.main.__globals__["sys"].argv = ["", os.path.join(args.out_dir, name + ".lowered.mlir"), args.out_dir]
         extract.main()
         suffix = ".ptx" if args.format == "isa" else ".cubin"

@@ -203,6 +203,14 @@ struct ConvertStorageToGPUPass
           << dequantizeTilesPerBlock.getValue();
       return signalPassFailure();
     }
+    if (conversionTilesPerBlock < 1 || conversionTilesPerBlock > 8 ||
+        !llvm::isPowerOf2_64(conversionTilesPerBlock)) {
+      getOperation()->emitError()
+          << "microscale-convert-storage-to-gpu: conversion-tiles-per-block "
+             "must be 1, 2, 4 or 8, got "
+          << conversionTilesPerBlock.getValue();
+      return signalPassFailure();
+    }
     if (dequantizeTileOrder != "output" && dequantizeTileOrder != "image") {
       getOperation()->emitError()
           << "microscale-convert-storage-to-gpu: dequantize-tile-order must "
@@ -238,7 +246,8 @@ struct ConvertStorageToGPUPass
         getOrCreateKernelModule(getOperation(), kKernelModule);
     unsigned index = 0;
     for (ConvertStorageOp op : ops)
-      if (stageConversions && outlineTiledConversion(op, kernels, index))
+      if (stageConversions &&
+          outlineTiledConversion(op, kernels, index, conversionTilesPerBlock))
         ++index;
       else if (failed(outline(op, kernels, blockSize, unitsPerThread,
                          traversal == "column-major" &&

@@ -51,6 +51,68 @@ namespace {
 /// Nibble bits held by one thread: 3 within a word, 3 for its 8 registers.
 constexpr int kHeldBits = 6;
 constexpr int kWordsPerThread = 8;
+/// Tiles of fewer threads share a block, up to this many threads.
+constexpr int64_t kMinBlockThreads = 128;
+
+
+SmallVector<int> sortedPositions(ArrayRef<int> bits) {
+  SmallVector<int> sorted(bits.begin(), bits.end());
+  llvm::sort(sorted);
+  return sorted;
+}
+
+SmallVector<int> ranks(ArrayRef<int> bits) {
+  SmallVector<int> sorted = sortedPositions(bits), rank;
+  for (int b : bits)
+    rank.push_back(llvm::find(sorted, b) - sorted.begin());
+  return rank;
+}
+
+/// An XOR swizzle of a shared buffer's word addresses: bit `from` (>= 5)
+/// of the address is XORed into bit `to` (2..4), so that lanes that differ
+/// only in high bits reach different banks. Bits 0 and 1 stay: the 16-byte
+/// accesses of phases 1 and 3 stay whole, and aligned 128-byte rows are
+/// only permuted by chunks.
+using Swizzle = SmallVector<std::pair<int, int>, 3>;
+
+int64_t applySwizzle(const Swizzle &swizzle, int64_t word) {
+  for (auto [from, to] : swizzle)
+    word ^= ((word >> from) & 1) << to;
+  return word;
+}
+
+/// The swizzle for a warp access whose lanes set word address bits
+/// `laneBits` (one per lane bit): each lane bit at or above 5 goes to a
+/// bank bit among 2..4 that no lane sets directly.
+Swizzle makeSwizzle(ArrayRef<int> laneBits) {
+  SmallVector<int> free;
+  for (int t : {2, 3, 4})
+    if (!llvm::is_contained(laneBits, t))
+      free.push_back(t);
+  Swizzle swizzle;
+  for (int bit : laneBits)
+    if (bit >= 5 && swizzle.size() < free.size())
+      swizzle.push_back({bit, free[swizzle.size()]});
+  return swizzle;
+}
+
+/// The worst number of distinct words that one bank serves when the 32
+/// lanes of a warp access word sum_i bit(lane, i) << wordBits[i], swizzled.
+int bankConflicts(ArrayRef<int> wordBits, const Swizzle &swizzle) {
+  std::map<int64_t, std::set<int64_t>> banks;
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    int64_t word = 0;
+    for (int i = 0; i < 5; ++i)
+      if ((lane >> i) & 1)
+        word |= int64_t(1) << wordBits[i];
+    word = applySwizzle(swizzle, word);
+    banks[word % 32].insert(word);
+  }
+  int worst = 0;
+  for (auto &[bank, words] : banks)
+    worst = std::max<int>(worst, words.size());
+  return worst;
+}
 
 struct TilePlan {
   BlockConversionPlan geometry;
@@ -66,40 +128,12 @@ struct TilePlan {
   /// Register nibble position p (0: nibble in byte, 1-2: byte in word, 3-5:
   /// register) -> element bit, as loaded from A and as stored to B.
   std::array<int, kHeldBits> sourceState, targetState;
+  /// The word-address swizzles of A and B.
+  Swizzle swizzleA, swizzleB;
 
   int64_t getThreads() const { return int64_t(1) << (n - kHeldBits); }
   int64_t getTileBytes() const { return int64_t(1) << (n - 1); }
 };
-
-SmallVector<int> sortedPositions(ArrayRef<int> bits) {
-  SmallVector<int> sorted(bits.begin(), bits.end());
-  llvm::sort(sorted);
-  return sorted;
-}
-
-SmallVector<int> ranks(ArrayRef<int> bits) {
-  SmallVector<int> sorted = sortedPositions(bits), rank;
-  for (int b : bits)
-    rank.push_back(llvm::find(sorted, b) - sorted.begin());
-  return rank;
-}
-
-/// The worst number of distinct words that one bank serves when the 32
-/// lanes of a warp access word sum_i bit(lane, i) << wordBits[i].
-int bankConflicts(ArrayRef<int> wordBits) {
-  std::map<int64_t, std::set<int64_t>> banks;
-  for (int64_t lane = 0; lane < 32; ++lane) {
-    int64_t word = 0;
-    for (int i = 0; i < 5; ++i)
-      if ((lane >> i) & 1)
-        word |= int64_t(1) << wordBits[i];
-    banks[word % 32].insert(word);
-  }
-  int worst = 0;
-  for (auto &[bank, words] : banks)
-    worst = std::max<int>(worst, words.size());
-  return worst;
-}
 
 std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
                                   const ::microscale::ref::Layout &to) {
@@ -113,6 +147,24 @@ std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
       getBlockAddressBits(to, geometry->blockRows, geometry->blockCols);
   if (!sourceBits || !destBits)
     return std::nullopt;
+  // Blocks too small for a warp of threads: take 2, 4, ... neighbouring
+  // blocks of a band as one tile, where the blocks of a band lie a power of
+  // two apart on both sides (their index bits are then address bits too).
+  while (static_cast<int>(sourceBits->size()) < kHeldBits + 5 &&
+         geometry->blocksPerBand % 2 == 0 &&
+         llvm::isPowerOf2_64(geometry->sourceInnerStride) &&
+         llvm::isPowerOf2_64(geometry->destInnerStride)) {
+    int sourceBit = llvm::Log2_64(geometry->sourceInnerStride) + 1;
+    int destBit = llvm::Log2_64(geometry->destInnerStride) + 1;
+    if (llvm::is_contained(*sourceBits, sourceBit) ||
+        llvm::is_contained(*destBits, destBit))
+      break;
+    sourceBits->push_back(sourceBit);
+    destBits->push_back(destBit);
+    geometry->blocksPerBand /= 2;
+    geometry->sourceInnerStride *= 2;
+    geometry->destInnerStride *= 2;
+  }
   TilePlan plan;
   plan.geometry = *geometry;
   plan.n = sourceBits->size();
@@ -171,11 +223,14 @@ std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
         a.push_back(plan.sourceRank[j] - 3);
         b.push_back(plan.destRank[j] - 3);
       }
-      int cost = bankConflicts(a) + bankConflicts(b);
+      Swizzle swizzleA = makeSwizzle(a), swizzleB = makeSwizzle(b);
+      int cost = bankConflicts(a, swizzleA) + bankConflicts(b, swizzleB);
       if (cost < bestCost) {
         bestCost = cost;
         bestHeld.assign(held.begin(), held.end());
         bestLanes.assign(lanes.begin(), lanes.end());
+        plan.swizzleA = swizzleA;
+        plan.swizzleB = swizzleB;
       }
     });
   });
@@ -238,6 +293,18 @@ public:
     return scatter(chunk, moves);
   }
 
+  /// The swizzled word address (index) of `word`.
+  Value swizzle(Value word, const Swizzle &swizzle) {
+    for (auto [from, to] : swizzle) {
+      Value bit = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, word, e.index(from)),
+          e.index(1));
+      word = arith::XOrIOp::create(
+          b, loc, word, arith::ShLIOp::create(b, loc, bit, e.index(to)));
+    }
+    return word;
+  }
+
   Value prmt(Value x, Value y, uint32_t selector) {
     std::string text =
         "prmt.b32 $0, $1, $2, 0x" + llvm::utohexstr(selector) + ";";
@@ -277,44 +344,67 @@ public:
     return result;
   }
 
-  void run(Value source, Value dest, Value a, Value bBuffer) {
+  /// Emits the kernel body. A block converts `groups` x `sequence` tiles:
+  /// `groups` side by side (each on its own threads), `sequence` one after
+  /// the other, all loads first. Tile (block * sequence + s) * groups + g
+  /// uses shared buffers s * groups + g of `a` and `bBuffer`.
+  void run(Value source, Value dest, Value a, Value bBuffer, int64_t groups,
+           int64_t sequence) {
     const BlockConversionPlan &g = plan.geometry;
-    Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-    Value band = e.div(block, g.blocksPerBand);
-    Value inner = e.rem(block, g.blocksPerBand);
-    Value batch = e.div(band, g.bandsPerBatch);
-    Value bandInBatch = e.rem(band, g.bandsPerBatch);
-    auto base = [&](int64_t batchStride, int64_t bandStride,
-                    int64_t innerStride) {
-      return e.add(e.add(e.mul(batch, batchStride),
-                         e.mul(bandInBatch, bandStride)),
-                   e.mul(inner, innerStride));
-    };
-    Value sourceBase =
-        base(g.sourceBatchStride, g.sourceBandStride, g.sourceInnerStride);
-    Value destBase = base(g.destBatchStride, g.destBandStride, g.destInnerStride);
-    Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     const int64_t threads = plan.getThreads();
     const int64_t chunks = plan.getTileBytes() / 16;
+    const int64_t tileWords = plan.getTileBytes() / 4;
     Type i32 = b.getI32Type();
     auto bytes16 = VectorType::get({16}, b.getI8Type());
     auto words4 = VectorType::get({4}, i32);
+    Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    Value blockThread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value thread = e.rem(blockThread, threads);
+    Value group = e.div(blockThread, threads);
 
-    // Phase 1: the source runs into A, 16 bytes per thread and step.
-    for (int64_t step = 0; step < chunks / threads; ++step) {
-      Value chunk = e.add(thread, step * threads);
-      Value offset = e.add(sourceBase, chunkOffset(chunk, plan.sourcePositions));
-      Value loaded = vector::LoadOp::create(b, loc, bytes16, source,
-                                            ValueRange{offset}, false,
-                                            llvm::MaybeAlign(16));
-      vector::StoreOp::create(b, loc,
-                              vector::BitCastOp::create(b, loc, words4, loaded),
-                              a, ValueRange{e.mul(chunk, 4)}, false,
-                              llvm::MaybeAlign(16));
+    struct Tile {
+      Value sourceBase, destBase, buffer; // buffer: word offset in a and b
+    };
+    SmallVector<Tile> tiles;
+    for (int64_t s = 0; s < sequence; ++s) {
+      Value tile = e.add(e.mul(e.add(e.mul(block, sequence), s), groups), group);
+      Value band = e.div(tile, g.blocksPerBand);
+      Value inner = e.rem(tile, g.blocksPerBand);
+      Value batch = e.div(band, g.bandsPerBatch);
+      Value bandInBatch = e.rem(band, g.bandsPerBatch);
+      auto base = [&](int64_t batchStride, int64_t bandStride,
+                      int64_t innerStride) {
+        return e.add(e.add(e.mul(batch, batchStride),
+                           e.mul(bandInBatch, bandStride)),
+                     e.mul(inner, innerStride));
+      };
+      tiles.push_back(
+          {base(g.sourceBatchStride, g.sourceBandStride, g.sourceInnerStride),
+           base(g.destBatchStride, g.destBandStride, g.destInnerStride),
+           e.mul(e.add(e.mul(group, 1), s * groups), tileWords)});
     }
+
+    // Phase 1: the source runs into A, 16 bytes per thread and step, every
+    // tile's loads before any store to shared memory.
+    SmallVector<std::pair<Value, Value>> loaded; // (vector, A word index)
+    for (const Tile &t : tiles)
+      for (int64_t step = 0; step < chunks / threads; ++step) {
+        Value chunk = e.add(thread, step * threads);
+        Value offset =
+            e.add(t.sourceBase, chunkOffset(chunk, plan.sourcePositions));
+        Value v = vector::LoadOp::create(b, loc, bytes16, source,
+                                         ValueRange{offset}, false,
+                                         llvm::MaybeAlign(16));
+        loaded.push_back(
+            {v, e.add(t.buffer, swizzle(e.mul(chunk, 4), plan.swizzleA))});
+      }
+    for (auto [v, index] : loaded)
+      vector::StoreOp::create(b, loc, vector::BitCastOp::create(b, loc, words4, v),
+                              a, ValueRange{index}, false, llvm::MaybeAlign(16));
     gpu::BarrierOp::create(b, loc);
 
-    // Phase 2: 8 words of A through the registers into 8 words of B.
+    // Phase 2: per tile, 8 words of A through the registers into 8 words
+    // of B.
     auto threadMoves = [&](ArrayRef<int> rank) {
       SmallVector<std::pair<int, int>> moves;
       for (auto [i, j] : llvm::enumerate(plan.threadBits))
@@ -330,43 +420,64 @@ public:
           offset |= int64_t(1) << (rank[state[3 + k]] - 3);
       return offset;
     };
-    Value baseA = scatter(thread, threadMoves(plan.sourceRank));
-    SmallVector<Value> regs;
-    for (int64_t r = 0; r < kWordsPerThread; ++r)
-      regs.push_back(memref::LoadOp::create(
-          b, loc, a,
-          ValueRange{e.add(baseA, registerOffset(plan.sourceRank,
-                                                 plan.sourceState, r))}));
-    if (g.sourceWordMap)
-      for (Value &reg : regs)
-        reg = permuteBits(reg, SmallVector<int>(g.sourceWordMap->begin(),
-                                                g.sourceWordMap->end()));
-    std::array<int, kHeldBits> state = plan.sourceState;
-    route(regs, state);
-    if (g.destWordMap)
-      for (Value &reg : regs)
-        reg = permuteBits(reg, SmallVector<int>(g.destWordMap->begin(),
-                                                g.destWordMap->end()));
-    Value baseB = scatter(thread, threadMoves(plan.destRank));
-    for (int64_t r = 0; r < kWordsPerThread; ++r)
-      memref::StoreOp::create(
-          b, loc, regs[r], bBuffer,
-          ValueRange{e.add(baseB, registerOffset(plan.destRank,
-                                                 plan.targetState, r))});
+    // Swizzled, the register's address is the thread's XOR the register's
+    // (both swizzles are linear and the bits are disjoint).
+    Value threadA =
+        swizzle(scatter(thread, threadMoves(plan.sourceRank)), plan.swizzleA);
+    Value threadB =
+        swizzle(scatter(thread, threadMoves(plan.destRank)), plan.swizzleB);
+    auto address = [&](Value buffer, Value threadPart, int64_t registerPart,
+                       const Swizzle &swizzle) {
+      Value local = arith::XOrIOp::create(
+          b, loc, threadPart,
+          e.index(applySwizzle(swizzle, registerPart)));
+      return e.add(buffer, local);
+    };
+    for (const Tile &t : tiles) {
+      SmallVector<Value> regs;
+      for (int64_t r = 0; r < kWordsPerThread; ++r)
+        regs.push_back(memref::LoadOp::create(
+            b, loc, a,
+            ValueRange{address(t.buffer, threadA,
+                               registerOffset(plan.sourceRank,
+                                              plan.sourceState, r),
+                               plan.swizzleA)}));
+      if (g.sourceWordMap)
+        for (Value &reg : regs)
+          reg = permuteBits(reg, SmallVector<int>(g.sourceWordMap->begin(),
+                                                  g.sourceWordMap->end()));
+      std::array<int, kHeldBits> state = plan.sourceState;
+      route(regs, state);
+      if (g.destWordMap)
+        for (Value &reg : regs)
+          reg = permuteBits(reg, SmallVector<int>(g.destWordMap->begin(),
+                                                  g.destWordMap->end()));
+      for (int64_t r = 0; r < kWordsPerThread; ++r)
+        memref::StoreOp::create(
+            b, loc, regs[r], bBuffer,
+            ValueRange{address(t.buffer, threadB,
+                               registerOffset(plan.destRank, plan.targetState,
+                                              r),
+                               plan.swizzleB)});
+    }
     gpu::BarrierOp::create(b, loc);
 
     // Phase 3: B to the destination runs, 16 bytes per thread and step.
-    for (int64_t step = 0; step < chunks / threads; ++step) {
-      Value chunk = e.add(thread, step * threads);
-      Value loaded = vector::LoadOp::create(b, loc, words4, bBuffer,
-                                            ValueRange{e.mul(chunk, 4)}, false,
-                                            llvm::MaybeAlign(16));
-      Value offset = e.add(destBase, chunkOffset(chunk, plan.destPositions));
-      vector::StoreOp::create(b, loc,
-                              vector::BitCastOp::create(b, loc, bytes16, loaded),
-                              dest, ValueRange{offset}, false,
-                              llvm::MaybeAlign(16));
-    }
+    for (const Tile &t : tiles)
+      for (int64_t step = 0; step < chunks / threads; ++step) {
+        Value chunk = e.add(thread, step * threads);
+        Value v = vector::LoadOp::create(
+            b, loc, words4, bBuffer,
+            ValueRange{e.add(t.buffer, swizzle(e.mul(chunk, 4), plan.swizzleB))},
+            false,
+            llvm::MaybeAlign(16));
+        Value offset =
+            e.add(t.destBase, chunkOffset(chunk, plan.destPositions));
+        vector::StoreOp::create(b, loc,
+                                vector::BitCastOp::create(b, loc, bytes16, v),
+                                dest, ValueRange{offset}, false,
+                                llvm::MaybeAlign(16));
+      }
   }
 
 private:
@@ -477,7 +588,8 @@ private:
 
 bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
                                               gpu::GPUModuleOp kernels,
-                                              unsigned index) {
+                                              unsigned index,
+                                              int64_t tilesInSequence) {
   if (op.getPart() != StoragePart::values || !op.getUnitRange().empty())
     return false;
   StorageConversion conversion(op);
@@ -506,8 +618,19 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
     function.setArgAttr(arg, "llvm.noalias", builder.getUnitAttr());
     function.setArgAttr(arg, "llvm.align", builder.getI64IntegerAttr(16));
   }
+  // Tiles per block: side by side up to 128 threads, then `sequence` in
+  // a row (their loads issued together), as far as the tiles divide.
+  const BlockConversionPlan &g = plan->geometry;
+  const int64_t numTiles = g.numBands * g.blocksPerBand;
+  int64_t groups = std::max<int64_t>(1, kMinBlockThreads / plan->getThreads());
+  int64_t sequence = std::max<int64_t>(1, tilesInSequence);
+  while (numTiles % (groups * sequence) && sequence > 1)
+    sequence /= 2;
+  while (numTiles % (groups * sequence) && groups > 1)
+    groups /= 2;
   auto sharedType = MemRefType::get(
-      {plan->getTileBytes() / 4}, IntegerType::get(context, 32),
+      {groups * sequence * plan->getTileBytes() / 4},
+      IntegerType::get(context, 32),
       MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
   Value a = function.addWorkgroupAttribution(sharedType, loc);
@@ -519,7 +642,8 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
   Block &entry = function.getBody().front();
   builder.setInsertionPointToStart(&entry);
   TileEmitter(builder, loc, *plan)
-      .run(entry.getArgument(0), entry.getArgument(1), a, bBuffer);
+      .run(entry.getArgument(0), entry.getArgument(1), a, bBuffer, groups,
+           sequence);
   gpu::ReturnOp::create(builder, loc);
 
   // The launch: one block per tile.
@@ -530,12 +654,12 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
       return buffer;
     return memref::CastOp::create(builder, loc, bytesType, buffer);
   };
-  const BlockConversionPlan &g = plan->geometry;
   Value one = host.index(1);
   gpu::LaunchFuncOp::create(
       builder, loc, function,
-      gpu::KernelDim3{host.index(g.numBands * g.blocksPerBand), one, one},
-      gpu::KernelDim3{host.index(plan->getThreads()), one, one}, Value(),
+      gpu::KernelDim3{host.index(numTiles / (groups * sequence)), one, one},
+      gpu::KernelDim3{host.index(groups * plan->getThreads()), one, one},
+      Value(),
       ValueRange{asBytes(op.getSource()), asBytes(op.getDest())});
   op.erase();
   return true;

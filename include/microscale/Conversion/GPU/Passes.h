@@ -34,9 +34,10 @@ LogicalResult outlineMixedMatmul(MixedMatmulStorageOp op,
 /// memory with 16-byte loads and stores, and replaces it with its launch.
 /// Returns false, changing nothing, where that route does not apply
 /// (padding, runs under 16 bytes, unit ranges, scales, other widths).
-/// Defined in TiledConversionToGPU.cpp.
+/// A block converts `tilesInSequence` tiles one after the other (their
+/// loads issued first). Defined in TiledConversionToGPU.cpp.
 bool outlineTiledConversion(ConvertStorageOp op, gpu::GPUModuleOp kernels,
-                            unsigned index);
+                            unsigned index, int64_t tilesInSequence = 1);
 
 /// How dequantize_storage from the Hopper layouts is lowered.
 struct HopperDequantizeOptions {

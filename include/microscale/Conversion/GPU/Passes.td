@@ -40,6 +40,10 @@ def MicroscaleConvertStorageToGPU
            "a block by a permutation of their index bits (unpadded, 16-byte "
            "runs, whole conversions) through shared-memory tiles with 16-byte "
            "loads and stores; the others, and all with false, per unit">,
+    Option<"conversionTilesPerBlock", "conversion-tiles-per-block",
+           "int64_t", /*default=*/"1",
+           "Staged conversions: tiles a block converts one after the other, "
+           "their loads issued together (a power of two in [1, 8])">,
     Option<"matmulSplitK", "matmul-split-k", "int64_t", /*default=*/"0",
            "mixed_matmul: warps per block that split K (a power of two "
            "dividing the K chunks; 0: chosen from the shape)">,

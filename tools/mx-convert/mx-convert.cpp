@@ -7,8 +7,10 @@
 // --type is the logical tensor: f4E2M1FN for packed FP4 values, f8E8M0FNU for
 // E8M0 scale bytes. IN and OUT are raw bytes in the layouts' physical storage
 // order, padding included. The conversion is compiled by our own passes
-// (the layouts' IR maps, microscale-cpu-to-llvm) and run on the host's cores.
-// On any error it exits non-zero, says why, and writes nothing.
+// (the layouts' IR maps, microscale-cpu-to-llvm) and run on the host's cores,
+// or with --device cuda compiled by microscale-gpu-to-ptx into one kernel
+// that the MLIR-free CUDA runtime runs on an NVIDIA GPU. On any error it
+// exits non-zero, says why, and writes nothing.
 //
 // With a .safetensors IN, --tensor names the tensors to convert; every other
 // tensor is copied through. MXFP4 checkpoints store values as `*_blocks`
@@ -19,7 +21,9 @@
 // --scales-to.
 //
 //===----------------------------------------------------------------------===//
+#include "microscale/Conversion/GPU/CompileConversion.h"
 #include "microscale/Runtime/CPU/CompiledConversion.h"
+#include "microscale/Runtime/CUDA/ConversionKernel.h"
 
 #include "Safetensors.h"
 
@@ -30,7 +34,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -69,6 +75,27 @@ static cl::opt<std::string> outputOption("o", cl::Required, cl::cat(category),
 static cl::opt<unsigned>
     threadsOption("host-threads", cl::init(0), cl::cat(category),
                   cl::desc("Host threads (0: one per hardware thread)"));
+static cl::opt<std::string>
+    deviceOption("device", cl::init("host"), cl::cat(category),
+                 cl::desc("Where the conversion runs: host (the CPU's cores) "
+                          "or cuda (an NVIDIA GPU, through the CUDA driver)"));
+static cl::opt<int> cudaOrdinalOption("cuda-device", cl::init(0),
+                                      cl::cat(category),
+                                      cl::desc("--device cuda: the GPU ordinal"));
+static cl::opt<std::string>
+    cudaChipOption("cuda-chip", cl::init("sm_90a"), cl::cat(category),
+                   cl::desc("--device cuda: the chip to compile for"));
+static cl::opt<std::string> cudaFormatOption(
+    "cuda-format", cl::init("auto"), cl::cat(category),
+    cl::desc("--device cuda: bin (a cubin, assembled by ptxas at compile "
+             "time), isa (PTX, compiled by the driver at load) or auto (bin "
+             "where ptxas is found)"));
+static cl::opt<std::string> cudaSaveKernelOption(
+    "cuda-save-kernel", cl::cat(category), cl::value_desc("prefix"),
+    cl::desc("--device cuda: also write the compiled kernel to PREFIX.image "
+             "and its launch to PREFIX.launch (name grid block "
+             "takes-unit-range units source-bytes dest-bytes), before "
+             "running it"));
 static cl::opt<bool> timeOption("time", cl::init(false), cl::cat(category),
                                 cl::desc("Print compile and run times"));
 static cl::opt<bool>
@@ -121,6 +148,112 @@ struct Request {
   std::string inputName;  // for messages
 };
 } // namespace
+
+static bool writeRaw(StringRef path, ArrayRef<uint8_t> bytes);
+
+/// The NVIDIA pipeline's options from the --cuda-* flags.
+static NVVMPipelineOptions cudaPipelineOptions() {
+  NVVMPipelineOptions options;
+  options.chip = cudaChipOption;
+  options.format = cudaFormatOption == "isa" ? "isa" : "bin";
+  if (cudaFormatOption == "auto") {
+    // A cubin where ptxas is found (no JIT at load), else PTX.
+    auto ptxas = llvm::sys::findProgramByName("ptxas");
+    std::string toolkit;
+    if (ptxas)
+      toolkit = llvm::sys::path::parent_path(
+                    llvm::sys::path::parent_path(*ptxas))
+                    .str();
+    else if (llvm::sys::fs::exists("/usr/local/cuda/bin/ptxas"))
+      toolkit = "/usr/local/cuda";
+    if (toolkit.empty())
+      options.format = "isa";
+    else
+      options.toolkit = toolkit;
+  }
+  return options;
+}
+
+/// --device cuda: compiles the conversion into one kernel and runs it on
+/// the GPU through the MLIR-free runtime.
+static bool convertOnCuda(const Request &request, QTensorType fromType,
+                          QTensorType toType, StoragePart part,
+                          std::vector<uint8_t> &output,
+                          SmallVectorImpl<int64_t> &storageShape) {
+  auto fail = [](const llvm::Twine &message) {
+    llvm::errs() << "mx-convert: error: " << message << "\n";
+    return false;
+  };
+  if (cudaFormatOption != "auto" && cudaFormatOption != "bin" &&
+      cudaFormatOption != "isa")
+    return fail("--cuda-format must be auto, bin or isa, got '" +
+                cudaFormatOption + "'");
+  // An empty tensor launches nothing (and needs neither a kernel nor a
+  // GPU).
+  if (fromType.getNumElements() == 0) {
+    if (!request.input.empty())
+      return fail(request.inputName + " has " +
+                  llvm::Twine(request.input.size()) + " bytes, but a " +
+                  request.typeText + " tensor has none");
+    output.clear();
+    storageShape.assign(part == StoragePart::scales
+                            ? toType.getScaleStorageShape()
+                            : toType.getValueStorageShape());
+    return true;
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::string error;
+  std::optional<::microscale::cuda::ConversionKernel> kernel =
+      compileConversionForCUDA(fromType, toType, part, cudaPipelineOptions(),
+                               error);
+  if (!kernel)
+    return fail("--device cuda: " + error);
+  double compileSeconds = seconds(start);
+  const int64_t inBytes = request.input.size();
+  if (inBytes != static_cast<int64_t>(kernel->sourceBytes))
+    return fail(request.inputName + " has " + llvm::Twine(inBytes) +
+                " bytes, but a " + request.typeText + " tensor in " +
+                request.fromText + " has " +
+                llvm::Twine(kernel->sourceBytes) + " storage bytes");
+  if (!cudaSaveKernelOption.empty()) {
+    std::string launch;
+    llvm::raw_string_ostream os(launch);
+    os << kernel->name << " " << kernel->grid << " " << kernel->block << " "
+       << (kernel->takesUnitRange ? 1 : 0) << " " << kernel->units << " "
+       << kernel->sourceBytes << " " << kernel->destBytes << "\n";
+    ArrayRef<uint8_t> image(
+        reinterpret_cast<const uint8_t *>(kernel->image.data()),
+        kernel->image.size());
+    ArrayRef<uint8_t> launchBytes(
+        reinterpret_cast<const uint8_t *>(launch.data()), launch.size());
+    if (!writeRaw(cudaSaveKernelOption + ".image", image) ||
+        !writeRaw(cudaSaveKernelOption + ".launch", launchBytes))
+      return false;
+  }
+  output.assign(kernel->destBytes, 0);
+  storageShape.assign(part == StoragePart::scales
+                          ? toType.getScaleStorageShape()
+                          : toType.getValueStorageShape());
+  // One driver for every tensor of the run.
+  static std::unique_ptr<::microscale::cuda::Driver> driver;
+  if (!driver)
+    driver = std::make_unique<::microscale::cuda::Driver>(cudaOrdinalOption);
+  start = std::chrono::steady_clock::now();
+  if (!::microscale::cuda::runConversion(*driver, *kernel,
+                                         request.input.data(), output.data(),
+                                         error))
+    return fail("--device cuda: " + error);
+  double runSeconds = seconds(start);
+  if (timeOption)
+    llvm::errs() << llvm::format(
+        "mx-convert: compile %.1f ms (%s for %s, kernel %s: %u blocks of %u "
+        "threads), run on the GPU %.3f ms (copies in and out included)\n",
+        compileSeconds * 1e3,
+        kernel->image.rfind("//", 0) == 0 ? "PTX" : "cubin",
+        cudaChipOption.c_str(), kernel->name.c_str(), kernel->grid,
+        kernel->block, runSeconds * 1e3);
+  return true;
+}
 
 /// Compiles and runs `request`; fills `output` or returns false after saying
 /// why on stderr.
@@ -200,6 +333,10 @@ static bool convert(MLIRContext &context, const Request &request,
   if (!toType)
     return false;
 
+  if (deviceOption == "cuda")
+    return convertOnCuda(request, fromType, toType,
+                         isScales ? StoragePart::scales : StoragePart::values,
+                         output, storageShape);
   auto start = std::chrono::steady_clock::now();
   auto conversion = CompiledConversion::compile(
       fromType, toType, isScales ? StoragePart::scales : StoragePart::values,
@@ -356,6 +493,9 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "mx-convert: convert packed microscaling bytes between layouts\n");
+
+  if (deviceOption != "host" && deviceOption != "cuda")
+    return fail("--device must be host or cuda, got '" + deviceOption + "'");
 
   MLIRContext context;
   context.loadDialect<MicroscaleDialect>();

@@ -72,6 +72,9 @@ def all_pairs():
     for a in VALUES_ALL:
         for b in VALUES_ALL:
             out.append(("values", [2, 256, 512], a, b, True))
+    for a in SCALES_ALL:
+        for b in SCALES_ALL:
+            out.append(("scales", [2, 256, 512], a, b, True))
     for a in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
         for b in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
             out.append(("values", [2, 256, 512], a, b, True))
@@ -104,6 +107,10 @@ def cases():
         for b in VALUES_ALL:
             if a != b:
                 out.append(("values", [2, 256, 512], a, b, True))
+    for a in SCALES_ALL:
+        for b in SCALES_ALL:
+            if a != b:
+                out.append(("scales", [2, 256, 512], a, b, True))
     for shape in ([3, 512, 256],):
         for layout in VALUES_K + ["blackwell_shuffled:256:128"]:
             out.append(("values", shape, "strided:-1", layout, True))
@@ -132,11 +139,10 @@ def cases():
                      ("blackwell_shuffled:128:256", "strided:-1")):
             out.append(("values", big, a, b, False, per_thread, traversal, staged,
                         extra))
-        if staged:
-            continue
         for layout in ("hopper_scale:-2:8", "blackwell_scale"):
-            out.append(("scales", [16, 128, 4096], "strided:-1", layout, False,
-                        per_thread, traversal, staged))
+            for a, b in (("strided:-1", layout), (layout, "strided:-1")):
+                out.append(("scales", [16, 128, 4096], a, b, False,
+                            per_thread, traversal, staged, extra))
     return out
 
 

@@ -178,9 +178,12 @@ TEST_F(Fixture, EveryPairOfLastAxisLayouts) {
 }
 
 /// Whether the host lowering takes the block route for this pair.
-bool takesBlockRoute(QTensorType from, QTensorType to) {
-  auto refFrom = from.buildValueReference();
-  auto refTo = to.buildValueReference();
+bool takesBlockRoute(QTensorType from, QTensorType to,
+                     StoragePart part = StoragePart::values) {
+  auto refFrom = part == StoragePart::values ? from.buildValueReference()
+                                             : from.buildScaleReference();
+  auto refTo = part == StoragePart::values ? to.buildValueReference()
+                                           : to.buildScaleReference();
   return refFrom && refTo && planBlockConversion(*refFrom, *refTo).has_value();
 }
 
@@ -226,6 +229,45 @@ TEST_F(Fixture, BlockRouteEveryPairOfAlignedValueLayouts) {
   EXPECT_TRUE(takesBlockRoute(h, c));
   llvm::outs() << "block route taken by " << routed << " of "
                << 2 * 7 * 7 + 4 * 4 << " value conversions\n";
+}
+
+// Bytes take the block route too (seen as pairs of nibbles that stay
+// together): every pair of scale layouts on aligned, unpadded scale
+// tensors ([2, 256, 512] and [2, 2, 128, 256] E8M0 codes), and FP8 values.
+TEST_F(Fixture, BlockRouteEveryPairOfAlignedScaleLayouts) {
+  unsigned seed = 700;
+  int routed = 0, total = 0;
+  for (auto shape : std::vector<std::vector<int64_t>>{{2, 256 * 32, 512},
+                                                      {2, 2, 128 * 32, 256}}) {
+    const int64_t axis = shape.size() - 2;
+    for (const char *a : kScaleLayoutsKMajor)
+      for (const char *b : kScaleLayoutsKMajor) {
+        QTensorType from = type(shape, "mxfp4", axis, "#microscale.strided", a);
+        QTensorType to = type(shape, "mxfp4", axis, "#microscale.strided", b);
+        routed += takesBlockRoute(from, to, StoragePart::scales);
+        ++total;
+        check(from, to, StoragePart::scales, seed++, /*pieces=*/7);
+      }
+  }
+  const char *canonical = "#microscale.strided";
+  for (const char *other :
+       {"#microscale.hopper_scale<mx_axis = -2, num_warps = 8>",
+        "#microscale.blackwell_scale"}) {
+    QTensorType c = type({2, 256 * 32, 512}, "mxfp4", 1, canonical, canonical);
+    QTensorType o = type({2, 256 * 32, 512}, "mxfp4", 1, canonical, other);
+    EXPECT_TRUE(takesBlockRoute(c, o, StoragePart::scales)) << other;
+    EXPECT_TRUE(takesBlockRoute(o, c, StoragePart::scales)) << other;
+  }
+  for (const char *a : {"#microscale.strided", "#microscale.strided<major_dim = -2>"})
+    for (const char *b : {"#microscale.strided", "#microscale.strided<major_dim = -2>"}) {
+      QTensorType from = type({2, 256, 512}, "mxfp8_e4m3", 1, a, canonical);
+      QTensorType to = type({2, 256, 512}, "mxfp8_e4m3", 1, b, canonical);
+      routed += takesBlockRoute(from, to);
+      ++total;
+      check(from, to, StoragePart::values, seed++, /*pieces=*/7);
+    }
+  llvm::outs() << "block route taken by " << routed << " of " << total
+               << " byte conversions\n";
 }
 
 TEST_F(Fixture, EmptyTensors) {

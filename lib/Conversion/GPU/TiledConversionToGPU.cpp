@@ -590,14 +590,16 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
                                               gpu::GPUModuleOp kernels,
                                               unsigned index,
                                               int64_t tilesInSequence) {
-  if (op.getPart() != StoragePart::values || !op.getUnitRange().empty())
+  if (!op.getUnitRange().empty())
     return false;
   StorageConversion conversion(op);
-  if (conversion.bits != 4)
+  if (conversion.bits != 4 && conversion.bits != 8)
     return false;
   std::string error;
-  auto from = conversion.from.buildReference(conversion.shape, 4, &error);
-  auto to = conversion.to.buildReference(conversion.shape, 4, &error);
+  auto from = conversion.from.buildReference(conversion.shape, conversion.bits,
+                                             &error);
+  auto to = conversion.to.buildReference(conversion.shape, conversion.bits,
+                                         &error);
   if (!from || !to)
     return false;
   std::optional<TilePlan> plan = planTiles(*from, *to);

@@ -6,4 +6,4 @@
 // RUN: for f in %t/sm90/*.ptx; do %ptxas -arch=sm_90a $f -o %t/k.cubin || exit 1; done
 // RUN: %python %microscale_src_root/bench/gpu/make_kernels.py %microscale_obj_root/bin/mx-opt %t/sm100 --all-pairs --chip sm_100a | FileCheck %s
 // RUN: for f in %t/sm100/*.ptx; do %ptxas -arch=sm_100a $f -o %t/k.cubin || exit 1; done
-// CHECK: 152 kernels
+// CHECK: 188 kernels

@@ -22,11 +22,13 @@ using namespace mlir::microscale::codegen;
 /// The block route's plan for a conversion, when it applies (see BlockConversion.h).
 static std::optional<BlockConversionPlan>
 planFor(const StorageConversion &conversion, int64_t vectorBytes) {
-  if (vectorBytes == 0 || conversion.bits != 4)
+  if (vectorBytes == 0 || (conversion.bits != 4 && conversion.bits != 8))
     return std::nullopt;
   std::string error;
-  auto from = conversion.from.buildReference(conversion.shape, 4, &error);
-  auto to = conversion.to.buildReference(conversion.shape, 4, &error);
+  auto from = conversion.from.buildReference(conversion.shape, conversion.bits,
+                                             &error);
+  auto to = conversion.to.buildReference(conversion.shape, conversion.bits,
+                                         &error);
   if (!from || !to)
     return std::nullopt;
   auto plan = planBlockConversion(*from, *to, vectorBytes);

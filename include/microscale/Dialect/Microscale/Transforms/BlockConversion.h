@@ -86,15 +86,17 @@ struct BlockConversionPlan {
 };
 
 /// The plan for converting the storage of `from` into that of `to` (the
-/// same logical FP4 tensor) with `vectorBytes`-byte registers (16, 32 or
-/// 64), or std::nullopt where no block routing applies.
+/// same logical FP4 tensor, or 8-bit tensor: then the plan's block and
+/// element bits are those of the tensor seen as nibbles, [..., R, 2C]) with
+/// `vectorBytes`-byte registers (16, 32 or 64), or std::nullopt where no
+/// block routing applies.
 std::optional<BlockConversionPlan>
 planBlockConversion(const ::microscale::ref::Layout &from,
                     const ::microscale::ref::Layout &to,
                     int64_t vectorBytes = 64);
 
-/// The nibble-address bits of `layout` on the plan's block at the tensor's
-/// origin: element e of the block (row-major, blockRows x blockCols) lies
+/// The nibble-address bits of `layout` (4-bit, or 8-bit seen as nibbles) on
+/// the plan's block at the tensor's origin: element e of the block (row-major, blockRows x blockCols) lies
 /// at bit j of e moved to bit bits[j], in nibbles after the block's base,
 /// before any word interleave. std::nullopt where that is not so.
 std::optional<llvm::SmallVector<int>>

@@ -1,5 +1,9 @@
 // RUN: mx-opt %s --split-input-file --microscale-convert-storage-to-gpu | FileCheck %s
 // RUN: mx-opt %s --split-input-file --microscale-convert-storage-to-gpu='stage-conversions=false' | FileCheck %s --check-prefix=GENERIC
+// The lowered conversions allocate nothing: the caller's output is the only
+// buffer written, shared memory the only scratch.
+// RUN: mx-opt %s --split-input-file --microscale-convert-storage-to-gpu | FileCheck %s --check-prefix=NOALLOC
+// NOALLOC-NOT: alloc
 
 // Canonical -> Hopper value (mx_axis = -2), unpadded: the staged kernel.
 // The block route's block is 64 x 128 values (4 KiB, 2^13 nibbles): one

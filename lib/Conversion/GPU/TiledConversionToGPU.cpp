@@ -306,6 +306,17 @@ public:
   }
 
   Value prmt(Value x, Value y, uint32_t selector) {
+    if (onHost) {
+      // The same byte select in integer operations (selector nibbles 0-7:
+      // bytes of x then y).
+      Value result = e.i32(0);
+      for (int k = 0; k < 4; ++k) {
+        unsigned pick = (selector >> (4 * k)) & 7;
+        Value byte = e.band(e.shr(pick < 4 ? x : y, 8 * (pick % 4)), 0xFF);
+        result = e.bor(result, e.shl(byte, 8 * k));
+      }
+      return result;
+    }
     std::string text =
         "prmt.b32 $0, $1, $2, 0x" + llvm::utohexstr(selector) + ";";
     return LLVM::InlineAsmOp::create(
@@ -347,9 +358,22 @@ public:
   /// Emits the kernel body. A block converts `groups` x `sequence` tiles:
   /// `groups` side by side (each on its own threads), `sequence` one after
   /// the other, all loads first. Tile (block * sequence + s) * groups + g
-  /// uses shared buffers s * groups + g of `a` and `bBuffer`.
+  /// uses shared buffers s * groups + g of `a` and `bBuffer`. `barrier`
+  /// separates the three phases.
   void run(Value source, Value dest, Value a, Value bBuffer, int64_t groups,
-           int64_t sequence) {
+           int64_t sequence, Value block, Value blockThread,
+           function_ref<void()> barrier) {
+    emitPhase(1, source, dest, a, bBuffer, groups, sequence, block, blockThread);
+    barrier();
+    emitPhase(2, source, dest, a, bBuffer, groups, sequence, block, blockThread);
+    barrier();
+    emitPhase(3, source, dest, a, bBuffer, groups, sequence, block, blockThread);
+  }
+
+  /// One of the three phases for thread `blockThread` of block `block`.
+  void emitPhase(int phase, Value source, Value dest, Value a, Value bBuffer,
+                 int64_t groups, int64_t sequence, Value block,
+                 Value blockThread) {
     const BlockConversionPlan &g = plan.geometry;
     const int64_t threads = plan.getThreads();
     const int64_t chunks = plan.getTileBytes() / 16;
@@ -357,8 +381,6 @@ public:
     Type i32 = b.getI32Type();
     auto bytes16 = VectorType::get({16}, b.getI8Type());
     auto words4 = VectorType::get({4}, i32);
-    Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-    Value blockThread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     Value thread = e.rem(blockThread, threads);
     Value group = e.div(blockThread, threads);
 
@@ -381,27 +403,51 @@ public:
       tiles.push_back(
           {base(g.sourceBatchStride, g.sourceBandStride, g.sourceInnerStride),
            base(g.destBatchStride, g.destBandStride, g.destInnerStride),
-           e.mul(e.add(e.mul(group, 1), s * groups), tileWords)});
+           e.mul(e.add(group, s * groups), tileWords)});
     }
 
-    // Phase 1: the source runs into A, 16 bytes per thread and step, every
-    // tile's loads before any store to shared memory.
-    SmallVector<std::pair<Value, Value>> loaded; // (vector, A word index)
-    for (const Tile &t : tiles)
-      for (int64_t step = 0; step < chunks / threads; ++step) {
-        Value chunk = e.add(thread, step * threads);
-        Value offset =
-            e.add(t.sourceBase, chunkOffset(chunk, plan.sourcePositions));
-        Value v = vector::LoadOp::create(b, loc, bytes16, source,
-                                         ValueRange{offset}, false,
-                                         llvm::MaybeAlign(16));
-        loaded.push_back(
-            {v, e.add(t.buffer, swizzle(e.mul(chunk, 4), plan.swizzleA))});
-      }
-    for (auto [v, index] : loaded)
-      vector::StoreOp::create(b, loc, vector::BitCastOp::create(b, loc, words4, v),
-                              a, ValueRange{index}, false, llvm::MaybeAlign(16));
-    gpu::BarrierOp::create(b, loc);
+    if (phase == 1) {
+      // The source runs into A, 16 bytes per thread and step, every tile's
+      // loads before any store to shared memory.
+      SmallVector<std::pair<Value, Value>> loaded; // (vector, A word index)
+      for (const Tile &t : tiles)
+        for (int64_t step = 0; step < chunks / threads; ++step) {
+          Value chunk = e.add(thread, step * threads);
+          Value offset =
+              e.add(t.sourceBase, chunkOffset(chunk, plan.sourcePositions));
+          Value v = vector::LoadOp::create(b, loc, bytes16, source,
+                                           ValueRange{offset}, false,
+                                           llvm::MaybeAlign(16));
+          loaded.push_back(
+              {v, e.add(t.buffer, swizzle(e.mul(chunk, 4), plan.swizzleA))});
+        }
+      for (auto [v, index] : loaded)
+        vector::StoreOp::create(b, loc,
+                                vector::BitCastOp::create(b, loc, words4, v),
+                                a, ValueRange{index}, false,
+                                llvm::MaybeAlign(16));
+      return;
+    }
+
+    if (phase == 3) {
+      // B to the destination runs, 16 bytes per thread and step.
+      for (const Tile &t : tiles)
+        for (int64_t step = 0; step < chunks / threads; ++step) {
+          Value chunk = e.add(thread, step * threads);
+          Value v = vector::LoadOp::create(
+              b, loc, words4, bBuffer,
+              ValueRange{e.add(t.buffer,
+                               swizzle(e.mul(chunk, 4), plan.swizzleB))},
+              false, llvm::MaybeAlign(16));
+          Value offset =
+              e.add(t.destBase, chunkOffset(chunk, plan.destPositions));
+          vector::StoreOp::create(b, loc,
+                                  vector::BitCastOp::create(b, loc, bytes16, v),
+                                  dest, ValueRange{offset}, false,
+                                  llvm::MaybeAlign(16));
+        }
+      return;
+    }
 
     // Phase 2: per tile, 8 words of A through the registers into 8 words
     // of B.
@@ -429,8 +475,7 @@ public:
     auto address = [&](Value buffer, Value threadPart, int64_t registerPart,
                        const Swizzle &swizzle) {
       Value local = arith::XOrIOp::create(
-          b, loc, threadPart,
-          e.index(applySwizzle(swizzle, registerPart)));
+          b, loc, threadPart, e.index(applySwizzle(swizzle, registerPart)));
       return e.add(buffer, local);
     };
     for (const Tile &t : tiles) {
@@ -460,25 +505,11 @@ public:
                                               r),
                                plan.swizzleB)});
     }
-    gpu::BarrierOp::create(b, loc);
-
-    // Phase 3: B to the destination runs, 16 bytes per thread and step.
-    for (const Tile &t : tiles)
-      for (int64_t step = 0; step < chunks / threads; ++step) {
-        Value chunk = e.add(thread, step * threads);
-        Value v = vector::LoadOp::create(
-            b, loc, words4, bBuffer,
-            ValueRange{e.add(t.buffer, swizzle(e.mul(chunk, 4), plan.swizzleB))},
-            false,
-            llvm::MaybeAlign(16));
-        Value offset =
-            e.add(t.destBase, chunkOffset(chunk, plan.destPositions));
-        vector::StoreOp::create(b, loc,
-                                vector::BitCastOp::create(b, loc, bytes16, v),
-                                dest, ValueRange{offset}, false,
-                                llvm::MaybeAlign(16));
-      }
   }
+
+  /// Byte permutes as integer operations instead of PTX (the host
+  /// emulation of the kernel).
+  bool onHost = false;
 
 private:
   /// Routes the registers from `state` to plan.targetState: first the
@@ -586,30 +617,69 @@ private:
 };
 } // namespace
 
-bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
-                                              gpu::GPUModuleOp kernels,
-                                              unsigned index,
-                                              int64_t tilesInSequence) {
+namespace {
+/// The plan of a conversion the staged kernel takes, and how its tiles are
+/// grouped into thread blocks.
+struct StagedConversion {
+  TilePlan plan;
+  int64_t bytes = 0, groups = 1, sequence = 1, numTiles = 0;
+
+  int64_t getNumBlocks() const { return numTiles / (groups * sequence); }
+  int64_t getBlockThreads() const { return groups * plan.getThreads(); }
+  int64_t getSharedWords() const {
+    return groups * sequence * plan.getTileBytes() / 4;
+  }
+};
+} // namespace
+
+static std::optional<StagedConversion>
+planStagedConversion(ConvertStorageOp op, int64_t tilesInSequence) {
   if (!op.getUnitRange().empty())
-    return false;
+    return std::nullopt;
   StorageConversion conversion(op);
   if (conversion.bits != 4 && conversion.bits != 8)
-    return false;
+    return std::nullopt;
   std::string error;
   auto from = conversion.from.buildReference(conversion.shape, conversion.bits,
                                              &error);
   auto to = conversion.to.buildReference(conversion.shape, conversion.bits,
                                          &error);
   if (!from || !to)
-    return false;
+    return std::nullopt;
   std::optional<TilePlan> plan = planTiles(*from, *to);
   if (!plan)
-    return false;
+    return std::nullopt;
+  StagedConversion staged;
+  staged.plan = std::move(*plan);
+  staged.bytes = conversion.destBytes;
+  // Tiles per block: side by side up to 128 threads, then `sequence` in
+  // a row (their loads issued together), as far as the tiles divide.
+  const BlockConversionPlan &g = staged.plan.geometry;
+  staged.numTiles = g.numBands * g.blocksPerBand;
+  staged.groups =
+      std::max<int64_t>(1, kMinBlockThreads / staged.plan.getThreads());
+  staged.sequence = std::max<int64_t>(1, tilesInSequence);
+  while (staged.numTiles % (staged.groups * staged.sequence) &&
+         staged.sequence > 1)
+    staged.sequence /= 2;
+  while (staged.numTiles % (staged.groups * staged.sequence) &&
+         staged.groups > 1)
+    staged.groups /= 2;
+  return staged;
+}
 
+bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
+                                              gpu::GPUModuleOp kernels,
+                                              unsigned index,
+                                              int64_t tilesInSequence) {
+  std::optional<StagedConversion> staged =
+      planStagedConversion(op, tilesInSequence);
+  if (!staged)
+    return false;
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
-  const int64_t bytes = conversion.destBytes;
-  auto bytesType = MemRefType::get({bytes}, IntegerType::get(context, 8));
+  auto bytesType =
+      MemRefType::get({staged->bytes}, IntegerType::get(context, 8));
   OpBuilder builder = OpBuilder::atBlockEnd(kernels.getBody());
   auto function = gpu::GPUFuncOp::create(
       builder, loc, ("convert_storage_" + Twine(index)).str(),
@@ -620,19 +690,8 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
     function.setArgAttr(arg, "llvm.noalias", builder.getUnitAttr());
     function.setArgAttr(arg, "llvm.align", builder.getI64IntegerAttr(16));
   }
-  // Tiles per block: side by side up to 128 threads, then `sequence` in
-  // a row (their loads issued together), as far as the tiles divide.
-  const BlockConversionPlan &g = plan->geometry;
-  const int64_t numTiles = g.numBands * g.blocksPerBand;
-  int64_t groups = std::max<int64_t>(1, kMinBlockThreads / plan->getThreads());
-  int64_t sequence = std::max<int64_t>(1, tilesInSequence);
-  while (numTiles % (groups * sequence) && sequence > 1)
-    sequence /= 2;
-  while (numTiles % (groups * sequence) && groups > 1)
-    groups /= 2;
   auto sharedType = MemRefType::get(
-      {groups * sequence * plan->getTileBytes() / 4},
-      IntegerType::get(context, 32),
+      {staged->getSharedWords()}, IntegerType::get(context, 32),
       MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
   Value a = function.addWorkgroupAttribution(sharedType, loc);
@@ -643,12 +702,15 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
         IntegerAttr::get(IntegerType::get(context, 64), 16));
   Block &entry = function.getBody().front();
   builder.setInsertionPointToStart(&entry);
-  TileEmitter(builder, loc, *plan)
-      .run(entry.getArgument(0), entry.getArgument(1), a, bBuffer, groups,
-           sequence);
+  Value block = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
+  Value thread = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+  TileEmitter(builder, loc, staged->plan)
+      .run(entry.getArgument(0), entry.getArgument(1), a, bBuffer,
+           staged->groups, staged->sequence, block, thread,
+           [&] { gpu::BarrierOp::create(builder, loc); });
   gpu::ReturnOp::create(builder, loc);
 
-  // The launch: one block per tile.
+  // The launch: one block per `groups` x `sequence` tiles.
   builder.setInsertionPoint(op);
   Emitter host(builder, loc);
   auto asBytes = [&](Value buffer) -> Value {
@@ -659,10 +721,52 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
   Value one = host.index(1);
   gpu::LaunchFuncOp::create(
       builder, loc, function,
-      gpu::KernelDim3{host.index(numTiles / (groups * sequence)), one, one},
-      gpu::KernelDim3{host.index(groups * plan->getThreads()), one, one},
-      Value(),
-      ValueRange{asBytes(op.getSource()), asBytes(op.getDest())});
+      gpu::KernelDim3{host.index(staged->getNumBlocks()), one, one},
+      gpu::KernelDim3{host.index(staged->getBlockThreads()), one, one},
+      Value(), ValueRange{asBytes(op.getSource()), asBytes(op.getDest())});
+  op.erase();
+  return true;
+}
+
+bool mlir::microscale::emulateTiledConversionOnHost(ConvertStorageOp op,
+                                                    int64_t tilesInSequence) {
+  std::optional<StagedConversion> staged =
+      planStagedConversion(op, tilesInSequence);
+  if (!staged)
+    return false;
+  // Outside a pass nothing has loaded the dialects the emulation builds.
+  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
+                               scf::SCFDialect, vector::VectorDialect>();
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Emitter e(builder, loc);
+  // The kernel's shared tiles as host buffers, reused by every block.
+  auto sharedType =
+      MemRefType::get({staged->getSharedWords()}, builder.getI32Type());
+  Value a = memref::AllocaOp::create(builder, loc, sharedType, ValueRange{},
+                                     builder.getI64IntegerAttr(16));
+  Value bBuffer = memref::AllocaOp::create(builder, loc, sharedType,
+                                           ValueRange{},
+                                           builder.getI64IntegerAttr(16));
+  auto blocks = scf::ForOp::create(builder, loc, e.index(0),
+                                   e.index(staged->getNumBlocks()),
+                                   e.index(1));
+  builder.setInsertionPointToStart(blocks.getBody());
+  Value block = blocks.getInductionVar();
+  TileEmitter emitter(builder, loc, staged->plan);
+  emitter.onHost = true;
+  // Each phase for every thread of the block in turn: a barrier is the
+  // end of a loop over the threads.
+  for (int phase = 1; phase <= 3; ++phase) {
+    auto threads = scf::ForOp::create(builder, loc, e.index(0),
+                                      e.index(staged->getBlockThreads()),
+                                      e.index(1));
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(threads.getBody());
+    emitter.emitPhase(phase, op.getSource(), op.getDest(), a, bBuffer,
+                      staged->groups, staged->sequence, block,
+                      threads.getInductionVar());
+  }
   op.erase();
   return true;
 }

@@ -25,7 +25,8 @@ CompiledConversion::~CompiledConversion() = default;
 
 std::unique_ptr<CompiledConversion>
 CompiledConversion::compile(QTensorType from, QTensorType to, StoragePart part,
-                            std::string &error) {
+                            std::string &error,
+                            llvm::function_ref<LogicalResult(ModuleOp)> prepare) {
   static const bool targetReady = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -66,6 +67,10 @@ CompiledConversion::compile(QTensorType from, QTensorType to, StoragePart part,
     return nullptr;
   }
 
+  if (prepare && failed(prepare(*module))) {
+    error = "preparing the conversion's module failed";
+    return nullptr;
+  }
   PassManager pm(context);
   buildMicroscaleCPUToLLVMPipeline(pm);
   if (failed(pm.run(*module))) {

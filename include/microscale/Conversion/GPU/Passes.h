@@ -39,6 +39,14 @@ LogicalResult outlineMixedMatmul(MixedMatmulStorageOp op,
 bool outlineTiledConversion(ConvertStorageOp op, gpu::GPUModuleOp kernels,
                             unsigned index, int64_t tilesInSequence = 1);
 
+/// For tests without a GPU: replaces `op` by the staged kernel's own code
+/// (the same planner and emitter) run on the host, block by block, each
+/// phase as a loop over the block's threads, shared memory as stack
+/// buffers and the byte permutes as integer operations. False, changing
+/// nothing, where outlineTiledConversion would not apply.
+bool emulateTiledConversionOnHost(ConvertStorageOp op,
+                                  int64_t tilesInSequence = 1);
+
 /// How dequantize_storage from the Hopper layouts is lowered.
 struct HopperDequantizeOptions {
   /// Stage each block's tile in shared memory and store whole output rows

@@ -11,6 +11,8 @@
 #define MICROSCALE_RUNTIME_CPU_COMPILEDCONVERSION_H
 
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <memory>
 #include <string>
@@ -25,9 +27,13 @@ class CompiledConversion {
 public:
   /// Compiles the conversion of `part` from `from` to `to` (the same logical
   /// tensor). Returns null and sets `error` on failure.
+  /// `prepare`, when given, may rewrite the module (a func @convert with one
+  /// convert_storage over the unit range of its last two arguments) before
+  /// it is lowered; tests use it to run other lowerings of the same op.
   static std::unique_ptr<CompiledConversion>
   compile(QTensorType from, QTensorType to, StoragePart part,
-          std::string &error);
+          std::string &error,
+          llvm::function_ref<LogicalResult(ModuleOp)> prepare = nullptr);
   ~CompiledConversion();
 
   int64_t getSourceBytes() const { return sourceBytes; }

@@ -28,10 +28,11 @@ MLIR
   # The block size the compiler chose (split K) is the kernel's .reqntid.
   "$mx_opt" "$out/$name.mlir" --pass-pipeline="$pipeline)" > "$out/$name.lowered.mlir"
   python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
-  local threads
+  local threads grid
   threads=$(grep -oE '\.(req|max)ntid [0-9]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
+  grid=$(grep -oE 'blocks in \(%c[0-9]+' "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
   rm "$out/$name.lowered.mlir" "$out/$name.mlir" "$out/microscale_kernels.ptx"
-  echo "$m $k $n $threads $name" >> "$out/cases.txt"
+  echo "$m $k $n $threads $name $grid" >> "$out/cases.txt"
 }
 if [ "$mode" = sweep ]; then
   emit 5 512 96 2 2 64  # a correctness shape: codes across 128

@@ -63,3 +63,39 @@ func.func @padded_keeps_units(%src: memref<4096xi8>, %dst: memref<16384xi8>) {
         memref<4096xi8>, memref<16384xi8>
   return
 }
+
+// The Blackwell swizzle writes each block as one aligned range: streaming
+// (non-temporal) stores when the destination is 16-byte aligned, checked
+// once, the regular stores otherwise, and one fence after the loops.
+// CHECK-LABEL: func @streaming_stores
+// CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[DST:.*]] :
+// CHECK: %[[R:.*]] = arith.remui %[[P]], %c16
+// CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[R]]
+// CHECK: scf.for
+// CHECK: scf.if %[[ALIGNED]] {
+// CHECK: vector.store %{{.*}}, %[[DST]][%{{.*}}] {alignment = 16 : i64, nontemporal = true}
+// CHECK: } else {
+// CHECK-NOT: nontemporal
+// CHECK: vector.store %{{.*}}, %[[DST]][%{{.*}}] :
+// CHECK: llvm.fence seq_cst
+// Scales take the block route too (bytes as pairs of nibbles).
+// CHECK-LABEL: func @scales
+// CHECK: vector.shuffle
+// LLVM-LABEL: llvm.func @streaming_stores
+// LLVM: llvm.store {{.*}} {alignment = 16 : i64, nontemporal}
+// LLVM: llvm.fence seq_cst
+func.func @streaming_stores(%src: memref<131072xi8>, %dst: memref<131072xi8>) {
+  microscale.convert_storage values %src, %dst
+      : !microscale.qtensor<2x256x512, mxfp4, axis = 1>
+     -> !microscale.qtensor<2x256x512, mxfp4, axis = 1, values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>>,
+        memref<131072xi8>, memref<131072xi8>
+  return
+}
+
+func.func @scales(%src: memref<262144xi8>, %dst: memref<262144xi8>) {
+  microscale.convert_storage scales %src, %dst
+      : !microscale.qtensor<2x8192x512, mxfp4, axis = 1>
+     -> !microscale.qtensor<2x8192x512, mxfp4, axis = 1, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>,
+        memref<262144xi8>, memref<262144xi8>
+  return
+}

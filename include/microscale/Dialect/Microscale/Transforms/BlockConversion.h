@@ -81,6 +81,9 @@ struct BlockConversionPlan {
   llvm::SmallVector<Step> steps;
   llvm::SmallVector<Access> stores;
   int numValues = 0;
+  /// Each block's stores cover one 16-byte aligned destination range
+  /// (strides and runs multiples of 16): they may stream past the caches.
+  bool destContiguous = false;
 
   int64_t getBlockBytes() const { return blockRows * blockCols / 2; }
 };

@@ -52,7 +52,11 @@ def MicroscaleLowerStorageConversions
     words, and the block stored; see `BlockConversion.h`. The routing is
     planned from the layouts' reference maps and checked against them on
     sampled blocks. A `units` range maps to whole bands of blocks plus
-    per-unit edges. `vector-bytes=0` turns this route off.
+    per-unit edges. `vector-bytes=0` turns this route off. Scales and FP8
+    take the same route, their bytes routed as pairs of nibbles. Where each
+    block writes one aligned destination range, the stores are
+    non-temporal (when the destination is 16-byte aligned, checked at run
+    time), followed by one fence.
 
     Every `microscale.dequantize_storage` becomes a parallel loop over the
     logical elements: the element and its scale are read through their
@@ -71,9 +75,10 @@ def MicroscaleLowerStorageConversions
   let options = [
     Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"64",
            "Vector register width, in bytes, of the block route for FP4 "
-           "value conversions (16, 32 or 64; 0 disables it)">,
+           "values, scales and FP8 (16, 32 or 64; 0 disables it)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -93,7 +94,21 @@ int main(int argc, char **argv) {
   for (int64_t d : shape)
     canonicalBytes *= d;
   canonicalBytes /= 2;
-  std::vector<uint8_t> source(canonicalBytes * 2), dest(canonicalBytes * 2);
+  // Page-aligned buffers, as a framework's allocator gives them (the
+  // streaming stores of the block route need aligned destinations).
+  struct Buffer {
+    explicit Buffer(size_t bytes)
+        : storage(static_cast<uint8_t *>(std::aligned_alloc(4096, bytes))),
+          bytes(bytes) {}
+    ~Buffer() { std::free(storage); }
+    uint8_t *data() { return storage; }
+    uint8_t *begin() { return storage; }
+    uint8_t *end() { return storage + bytes; }
+    size_t size() const { return bytes; }
+    uint8_t *storage;
+    size_t bytes;
+  };
+  Buffer source(canonicalBytes * 2), dest(canonicalBytes * 2);
   std::mt19937 rng(0);
   for (auto &byte : source)
     byte = static_cast<uint8_t>(rng());

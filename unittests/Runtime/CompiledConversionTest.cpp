@@ -271,41 +271,57 @@ TEST_F(Fixture, BlockRouteEveryPairOfAlignedScaleLayouts) {
                << " byte conversions\n";
 }
 
-// The Blackwell swizzle writes each block as one range: streaming stores,
-// which need a 16-byte aligned destination. A misaligned one (a buffer at
-// an odd offset, as a caller slicing a file might pass) takes the regular
-// stores: same bytes.
+// Plans whose stores are whole aligned lines (or one aligned range per
+// block) stream them past the caches, which needs an aligned destination;
+// a misaligned one (a buffer at an odd offset, as a caller slicing a file
+// might pass) takes the regular stores: same bytes either way.
 TEST_F(Fixture, BlockRouteStreamingStoresAndMisalignedBuffers) {
   const char *canonical = "#microscale.strided";
-  QTensorType c = type({2, 256, 512}, "mxfp4", 1, canonical, canonical);
-  QTensorType s = type(
-      {2, 256, 512}, "mxfp4", 1,
-      "#microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>",
-      canonical);
-  auto refFrom = c.buildValueReference(), refTo = s.buildValueReference();
-  auto plan = planBlockConversion(*refFrom, *refTo);
-  ASSERT_TRUE(plan);
-  EXPECT_TRUE(plan->destContiguous);
+  struct Pair {
+    std::vector<int64_t> shape;
+    int64_t axis;
+    const char *from, *to;
+  };
+  const char *hopperK = "#microscale.hopper_value<mx_axis = -2, mma_version = 3>";
+  const char *hopperLast = "#microscale.hopper_value<mx_axis = -1, mma_version = 3>";
+  const char *shuffled =
+      "#microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>";
+  const Pair pairs[] = {{{2, 256, 512}, 1, canonical, hopperK},
+                        {{2, 256, 512}, 1, hopperK, canonical},
+                        {{256, 512}, 1, canonical, hopperLast},
+                        {{256, 512}, 1, hopperLast, canonical},
+                        {{2, 256, 512}, 1, canonical, shuffled},
+                        {{2, 256, 512}, 1, shuffled, canonical}};
   std::mt19937 rng(9);
-  std::vector<uint8_t> codes(refFrom->getNumElements());
-  for (uint8_t &x : codes)
-    x = rng() & 15;
-  std::vector<uint8_t> source(refFrom->getStorageBytes());
-  refFrom->store(codes.data(), source.data());
-  std::vector<uint8_t> expected(refTo->getStorageBytes());
-  refTo->store(codes.data(), expected.data());
-  std::string error;
-  auto conversion = CompiledConversion::compile(c, s, StoragePart::values, error);
-  ASSERT_TRUE(conversion) << error;
-  for (size_t misalign : {0, 1, 4, 8}) {
-    // 64-byte aligned storage, then the offset.
-    std::vector<uint8_t> storage(expected.size() + 128, 0xA5);
-    uint8_t *dest = storage.data() +
-                    (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) +
-                    misalign;
-    conversion->run(source.data(), dest, /*threads=*/2);
-    EXPECT_EQ(0, std::memcmp(dest, expected.data(), expected.size()))
-        << "destination misaligned by " << misalign;
+  for (const Pair &pair : pairs) {
+    QTensorType from = type(pair.shape, "mxfp4", pair.axis, pair.from, canonical);
+    QTensorType to = type(pair.shape, "mxfp4", pair.axis, pair.to, canonical);
+    auto refFrom = from.buildValueReference(), refTo = to.buildValueReference();
+    auto plan = planBlockConversion(*refFrom, *refTo);
+    ASSERT_TRUE(plan) << pair.from << " -> " << pair.to;
+    EXPECT_NE(plan->streamingAlignment, 0) << pair.from << " -> " << pair.to;
+    std::vector<uint8_t> codes(refFrom->getNumElements());
+    for (uint8_t &x : codes)
+      x = rng() & 15;
+    std::vector<uint8_t> source(refFrom->getStorageBytes());
+    refFrom->store(codes.data(), source.data());
+    std::vector<uint8_t> expected(refTo->getStorageBytes());
+    refTo->store(codes.data(), expected.data());
+    std::string error;
+    auto conversion =
+        CompiledConversion::compile(from, to, StoragePart::values, error);
+    ASSERT_TRUE(conversion) << error;
+    for (size_t misalign : {0, 1, 4, 16}) {
+      // 64-byte aligned storage, then the offset.
+      std::vector<uint8_t> storage(expected.size() + 128, 0xA5);
+      uint8_t *dest = storage.data() +
+                      (64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) +
+                      misalign;
+      conversion->run(source.data(), dest, /*threads=*/2);
+      EXPECT_EQ(0, std::memcmp(dest, expected.data(), expected.size()))
+          << pair.from << " -> " << pair.to << ", destination misaligned by "
+          << misalign;
+    }
   }
 }
 

@@ -64,16 +64,16 @@ func.func @padded_keeps_units(%src: memref<4096xi8>, %dst: memref<16384xi8>) {
   return
 }
 
-// The Blackwell swizzle writes each block as one aligned range: streaming
-// (non-temporal) stores when the destination is 16-byte aligned, checked
+// The Blackwell swizzle writes whole aligned cache lines: streaming
+// (non-temporal) stores when the destination is 64-byte aligned, checked
 // once, the regular stores otherwise, and one fence after the loops.
 // CHECK-LABEL: func @streaming_stores
 // CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[DST:.*]] :
-// CHECK: %[[R:.*]] = arith.remui %[[P]], %c16
+// CHECK: %[[R:.*]] = arith.remui %[[P]], %c64
 // CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[R]]
 // CHECK: scf.for
 // CHECK: scf.if %[[ALIGNED]] {
-// CHECK: vector.store %{{.*}}, %[[DST]][%{{.*}}] {alignment = 16 : i64, nontemporal = true}
+// CHECK: vector.store %{{.*}}, %[[DST]][%{{.*}}] {alignment = 64 : i64, nontemporal = true}
 // CHECK: } else {
 // CHECK-NOT: nontemporal
 // CHECK: vector.store %{{.*}}, %[[DST]][%{{.*}}] :
@@ -82,7 +82,7 @@ func.func @padded_keeps_units(%src: memref<4096xi8>, %dst: memref<16384xi8>) {
 // CHECK-LABEL: func @scales
 // CHECK: vector.shuffle
 // LLVM-LABEL: llvm.func @streaming_stores
-// LLVM: llvm.store {{.*}} {alignment = 16 : i64, nontemporal}
+// LLVM: llvm.store {{.*}} {alignment = 64 : i64, nontemporal}
 // LLVM: llvm.fence seq_cst
 func.func @streaming_stores(%src: memref<131072xi8>, %dst: memref<131072xi8>) {
   microscale.convert_storage values %src, %dst

@@ -617,27 +617,39 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
   return true;
 }
 
-/// Whether each block's stores cover one 16-byte aligned destination range.
-bool writesOneAlignedRange(const BlockConversionPlan &plan) {
-  for (int64_t stride : {plan.destBatchStride, plan.destBandStride,
-                         plan.destInnerStride})
-    if (stride % 16)
-      return false;
+/// The alignment streaming stores would need for this plan (see
+/// BlockConversionPlan::streamingAlignment), or 0.
+int64_t streamingAlignment(const BlockConversionPlan &plan) {
+  auto aligned = [&](int64_t alignment) {
+    for (int64_t stride : {plan.destBatchStride, plan.destBandStride,
+                           plan.destInnerStride})
+      if (stride % alignment)
+        return false;
+    for (const auto &access : plan.stores) {
+      if (access.runBytes % alignment)
+        return false;
+      for (int64_t o : access.offsets)
+        if (o % alignment)
+          return false;
+    }
+    return true;
+  };
+  if (aligned(64))
+    return 64;
+  if (!aligned(16))
+    return 0;
   std::vector<std::pair<int64_t, int64_t>> runs;
-  for (const auto &access : plan.stores) {
-    if (access.runBytes % 16)
-      return false;
+  for (const auto &access : plan.stores)
     for (int64_t o : access.offsets)
       runs.push_back({o, access.runBytes});
-  }
   llvm::sort(runs);
   int64_t end = 0;
   for (auto [offset, bytes] : runs) {
     if (offset != end)
-      return false;
+      return 0;
     end += bytes;
   }
-  return end == plan.getBlockBytes();
+  return end == plan.getBlockBytes() ? 16 : 0;
 }
 
 } // namespace
@@ -713,7 +725,7 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
       BlockConversionPlan plan = c.plan;
       if (verifyBands(from, to, t, c.block, c.sourceBits, c.destBits,
                       Banding{innerAlongCols, down, across}, plan)) {
-        plan.destContiguous = writesOneAlignedRange(plan);
+        plan.streamingAlignment = streamingAlignment(plan);
         return plan;
       }
     }
@@ -918,8 +930,9 @@ private:
   /// destination lines); they need 16-byte aligned addresses.
   void store(Value v, Value memory, Value base,
              const BlockConversionPlan::Access &access, bool nontemporal) {
-    llvm::MaybeAlign align = nontemporal ? llvm::MaybeAlign(16)
-                                         : llvm::MaybeAlign();
+    llvm::MaybeAlign align = nontemporal
+                                 ? llvm::MaybeAlign(plan.streamingAlignment)
+                                 : llvm::MaybeAlign();
     if (access.offsets.size() == 1) {
       vector::StoreOp::create(b, loc, v, memory,
                               ValueRange{offset(base, access.offsets[0])},
@@ -978,12 +991,13 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
   // whose blocks write scattered runs got slower), when the buffer is
   // 16-byte aligned (checked at run time: MOVNTDQ faults otherwise).
   Value streaming;
-  if (plan.destContiguous) {
+  if (plan.streamingAlignment) {
     Value pointer =
         memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, dest);
     streaming = arith::CmpIOp::create(
         builder, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(builder, loc, pointer, constant(builder, 16)),
+        arith::RemUIOp::create(builder, loc, pointer,
+                               constant(builder, plan.streamingAlignment)),
         constant(builder, 0));
   }
   scf::ForOp::create(

@@ -81,9 +81,11 @@ struct BlockConversionPlan {
   llvm::SmallVector<Step> steps;
   llvm::SmallVector<Access> stores;
   int numValues = 0;
-  /// Each block's stores cover one 16-byte aligned destination range
-  /// (strides and runs multiples of 16): they may stream past the caches.
-  bool destContiguous = false;
+  /// Where the stores may stream past the caches (non-temporal), the
+  /// alignment they need, or 0: 16 where each block's stores cover one
+  /// 16-byte aligned destination range, 64 where every store is whole
+  /// aligned cache lines.
+  int64_t streamingAlignment = 0;
 
   int64_t getBlockBytes() const { return blockRows * blockCols / 2; }
 };

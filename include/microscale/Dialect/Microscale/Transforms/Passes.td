@@ -53,10 +53,10 @@ def MicroscaleLowerStorageConversions
     planned from the layouts' reference maps and checked against them on
     sampled blocks. A `units` range maps to whole bands of blocks plus
     per-unit edges. `vector-bytes=0` turns this route off. Scales and FP8
-    take the same route, their bytes routed as pairs of nibbles. Where each
-    block writes one aligned destination range, the stores are
-    non-temporal (when the destination is 16-byte aligned, checked at run
-    time), followed by one fence.
+    take the same route, their bytes routed as pairs of nibbles. Where the
+    stores are whole aligned cache lines (or each block writes one aligned
+    range), they are non-temporal when the destination is aligned enough
+    (checked at run time), followed by one fence.
 
     Every `microscale.dequantize_storage` becomes a parallel loop over the
     logical elements: the element and its scale are read through their

@@ -17,11 +17,23 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 
-void mlir::microscale::buildMicroscaleCPUToLLVMPipeline(OpPassManager &pm) {
-  pm.addPass(createMicroscaleLowerStorageConversions());
+mlir::microscale::CPUPipelineOptions
+mlir::microscale::getHostCPUPipelineOptions() {
+  CPUPipelineOptions options;
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  options.gfni = features.lookup("gfni") && features.lookup("avx512bw");
+  return options;
+}
+
+void mlir::microscale::buildMicroscaleCPUToLLVMPipeline(
+    OpPassManager &pm, const CPUPipelineOptions &options) {
+  MicroscaleLowerStorageConversionsOptions lowering;
+  lowering.gfni = options.gfni;
+  pm.addPass(createMicroscaleLowerStorageConversions(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // bf16 truncation as integer arithmetic (round to nearest even): x86
@@ -44,10 +56,22 @@ void mlir::microscale::buildMicroscaleCPUToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+namespace {
+struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
+  Option<bool> gfni{*this, "gfni",
+                    llvm::cl::desc("The target has x86 GFNI and AVX-512BW"),
+                    llvm::cl::init(false)};
+};
+} // namespace
+
 void mlir::microscale::registerMicroscaleCPUPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<PipelineOptions>(
       "microscale-cpu-to-llvm",
       "Lower microscale buffer conversions to loops and then to the LLVM "
       "dialect for the host CPU",
-      buildMicroscaleCPUToLLVMPipeline);
+      [](OpPassManager &pm, const PipelineOptions &options) {
+        CPUPipelineOptions cpu;
+        cpu.gfni = options.gfni;
+        buildMicroscaleCPUToLLVMPipeline(pm, cpu);
+      });
 }

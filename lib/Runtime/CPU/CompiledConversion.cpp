@@ -72,7 +72,8 @@ CompiledConversion::compile(QTensorType from, QTensorType to, StoragePart part,
     return nullptr;
   }
   PassManager pm(context);
-  buildMicroscaleCPUToLLVMPipeline(pm);
+  // The JIT compiles for this machine: use what it has.
+  buildMicroscaleCPUToLLVMPipeline(pm, getHostCPUPipelineOptions());
   if (failed(pm.run(*module))) {
     error = "lowering the conversion to LLVM failed";
     return nullptr;

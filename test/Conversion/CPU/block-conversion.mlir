@@ -1,6 +1,7 @@
 // RUN: mx-opt %s --microscale-lower-storage-conversions --canonicalize --cse | FileCheck %s
 // RUN: mx-opt %s --microscale-lower-storage-conversions=vector-bytes=0 | FileCheck %s --check-prefix=UNITS
 // RUN: mx-opt %s --microscale-cpu-to-llvm | FileCheck %s --check-prefix=LLVM
+// RUN: mx-opt %s --microscale-lower-storage-conversions=gfni=true | FileCheck %s --check-prefix=GFNI
 
 // Aligned and unpadded: the block route. Loops over bands and over the
 // blocks of a band; each block is 16 whole 64-byte vectors loaded from the
@@ -25,6 +26,13 @@
 // LLVM: llvm.shufflevector
 // LLVM-NOT: microscale.
 // LLVM-NOT: vector.
+// With GFNI, Hopper's Step B is two rounds (the bytes in place, then
+// swapped within 16-bit halves) of two affine byte transforms each,
+// instead of eight shift-and-mask groups.
+// GFNI-LABEL: func @canonical_to_hopper_last_axis
+// GFNI: vector.shuffle
+// GFNI-COUNT-4: llvm.call_intrinsic "llvm.x86.vgf2p8affineqb.512"
+// GFNI: vector.store
 func.func @canonical_to_hopper_last_axis(%src: memref<65536xi8>, %dst: memref<65536xi8>) {
   microscale.convert_storage values %src, %dst
       : !microscale.qtensor<256x512, mxfp4, axis = 1>

@@ -6,10 +6,21 @@
 
 namespace mlir::microscale {
 
+/// What the host CPU offers the lowering.
+struct CPUPipelineOptions {
+  /// x86 GFNI and AVX-512BW: word interleaves by vgf2p8affineqb.
+  bool gfni = false;
+};
+
+/// The options for the machine this process runs on (what a JIT compiling
+/// for the host may use).
+CPUPipelineOptions getHostCPUPipelineOptions();
+
 /// Lowers buffer-level microscale ops (convert_storage) with scf, arith,
 /// memref and func to the LLVM dialect, ready for the JIT or mlir-translate.
-/// Registered as the pipeline `microscale-cpu-to-llvm`.
-void buildMicroscaleCPUToLLVMPipeline(OpPassManager &pm);
+/// Registered as the pipeline `microscale-cpu-to-llvm{gfni=...}`.
+void buildMicroscaleCPUToLLVMPipeline(OpPassManager &pm,
+                                      const CPUPipelineOptions &options = {});
 
 /// Registers `microscale-cpu-to-llvm` with the global pipeline registry.
 void registerMicroscaleCPUPipelines();

@@ -37,7 +37,7 @@ planFor(const StorageConversion &conversion, int64_t vectorBytes) {
   return plan;
 }
 
-static void lower(ConvertStorageOp op, int64_t vectorBytes) {
+static void lower(ConvertStorageOp op, int64_t vectorBytes, bool gfni) {
   StorageConversion conversion(op);
   OpBuilder builder(op);
   Location loc = op.getLoc();
@@ -75,7 +75,7 @@ static void lower(ConvertStorageOp op, int64_t vectorBytes) {
   perUnit(begin, low);
   emitBlockConversion(builder, loc, *plan, source, dest,
                       arith::DivUIOp::create(builder, loc, low, perBand),
-                      arith::DivUIOp::create(builder, loc, high, perBand));
+                      arith::DivUIOp::create(builder, loc, high, perBand), gfni);
   perUnit(high, end);
   op.erase();
 }
@@ -212,7 +212,7 @@ struct LowerStorageConversionsPass
     for (QuantizeStorageOp op : quantizes)
       lowerQuantizeStorage(op);
     for (ConvertStorageOp op : ops)
-      lower(op, vectorBytes);
+      lower(op, vectorBytes, gfni);
     for (TranscodeStorageOp op : transcodes)
       if (failed(lowerTranscodeStorage(op)))
         return signalPassFailure();

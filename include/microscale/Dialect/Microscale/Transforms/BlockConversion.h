@@ -109,10 +109,14 @@ getBlockAddressBits(const ::microscale::ref::Layout &layout,
                     int64_t blockRows, int64_t blockCols);
 
 /// Emits loops over bands [bandBegin, bandEnd) that convert `source` into
-/// `dest` (1-D i8 memrefs) as `plan` says.
+/// `dest` (1-D i8 memrefs) as `plan` says. With `useGFNI` (x86 GFNI, and
+/// AVX-512BW for 64-byte vectors), word interleaves are applied with
+/// GF(2) affine byte transforms (vgf2p8affineqb) instead of shifts and
+/// masks.
 void emitBlockConversion(OpBuilder &builder, Location loc,
                          const BlockConversionPlan &plan, Value source,
-                         Value dest, Value bandBegin, Value bandEnd);
+                         Value dest, Value bandBegin, Value bandEnd,
+                         bool useGFNI = false);
 
 } // namespace mlir::microscale
 

@@ -76,6 +76,10 @@ def MicroscaleLowerStorageConversions
     Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"64",
            "Vector register width, in bytes, of the block route for FP4 "
            "values, scales and FP8 (16, 32 or 64; 0 disables it)">,
+    Option<"gfni", "gfni", "bool", /*default=*/"false",
+           "The target has x86 GFNI (and AVX-512BW for 64-byte vectors): "
+           "apply word bit interleaves (Hopper's Step B) with vgf2p8affineqb "
+           "instead of shifts and masks">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::LLVM::LLVMDialect",

@@ -639,12 +639,8 @@ planStagedConversion(ConvertStorageOp op, int64_t tilesInSequence) {
   StorageConversion conversion(op);
   if (conversion.bits != 4 && conversion.bits != 8)
     return std::nullopt;
-  std::string error;
-  auto from = conversion.from.buildReference(conversion.shape, conversion.bits,
-                                             &error);
-  auto to = conversion.to.buildReference(conversion.shape, conversion.bits,
-                                         &error);
-  if (!from || !to)
+  std::unique_ptr<::microscale::ref::Layout> from, to;
+  if (!conversion.buildReferences(from, to))
     return std::nullopt;
   std::optional<TilePlan> plan = planTiles(*from, *to);
   if (!plan)

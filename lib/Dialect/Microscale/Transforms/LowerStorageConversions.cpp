@@ -24,12 +24,8 @@ static std::optional<BlockConversionPlan>
 planFor(const StorageConversion &conversion, int64_t vectorBytes) {
   if (vectorBytes == 0 || (conversion.bits != 4 && conversion.bits != 8))
     return std::nullopt;
-  std::string error;
-  auto from = conversion.from.buildReference(conversion.shape, conversion.bits,
-                                             &error);
-  auto to = conversion.to.buildReference(conversion.shape, conversion.bits,
-                                         &error);
-  if (!from || !to)
+  std::unique_ptr<::microscale::ref::Layout> from, to;
+  if (!conversion.buildReferences(from, to))
     return std::nullopt;
   auto plan = planBlockConversion(*from, *to, vectorBytes);
   if (!plan || plan->bandBytes % conversion.unitBytes != 0)

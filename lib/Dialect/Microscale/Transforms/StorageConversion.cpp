@@ -55,3 +55,12 @@ void StorageConversion::emitUnit(OpBuilder &builder, Location loc,
   emitUnitStore(builder, loc, dest, unit,
                 emitUnitBits(builder, loc, source, unit));
 }
+
+bool StorageConversion::buildReferences(
+    std::unique_ptr<::microscale::ref::Layout> &fromMap,
+    std::unique_ptr<::microscale::ref::Layout> &toMap) const {
+  std::string error;
+  fromMap = from.buildReference(shape, bits, &error);
+  toMap = to.buildReference(shape, bits, &error);
+  return fromMap && toMap;
+}

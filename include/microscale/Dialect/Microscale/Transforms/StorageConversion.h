@@ -36,6 +36,12 @@ struct StorageConversion {
   /// ... and their stores.
   void emitUnitStore(OpBuilder &builder, Location loc, Value dest, Value unit,
                      Value unitBits) const;
+
+  /// The reference maps of both layouts on this buffer (for planners that
+  /// work from them); false where a layout does not fit.
+  bool buildReferences(std::unique_ptr<::microscale::ref::Layout> &fromMap,
+                       std::unique_ptr<::microscale::ref::Layout> &toMap) const;
+
 };
 
 } // namespace mlir::microscale

@@ -178,7 +178,7 @@ static NVVMPipelineOptions cudaPipelineOptions() {
 /// the GPU through the MLIR-free runtime.
 static bool convertOnCuda(const Request &request, QTensorType fromType,
                           QTensorType toType, StoragePart part,
-                          std::vector<uint8_t> &output,
+                          ::microscale::safetensors::AlignedBytes &output,
                           SmallVectorImpl<int64_t> &storageShape) {
   auto fail = [](const llvm::Twine &message) {
     llvm::errs() << "mx-convert: error: " << message << "\n";
@@ -258,7 +258,7 @@ static bool convertOnCuda(const Request &request, QTensorType fromType,
 /// Compiles and runs `request`; fills `output` or returns false after saying
 /// why on stderr.
 static bool convert(MLIRContext &context, const Request &request,
-                    std::vector<uint8_t> &output,
+                    ::microscale::safetensors::AlignedBytes &output,
                     SmallVectorImpl<int64_t> &storageShape) {
   auto fail = [](const llvm::Twine &message) {
     llvm::errs() << "mx-convert: error: " << message << "\n";
@@ -472,7 +472,7 @@ static int convertSafetensors(MLIRContext &context) {
     if (request.toText.empty())
       return fail(llvm::Twine(scales ? "--scales-to" : "--to") +
                   ": no layout given for tensor '" + name + "'");
-    std::vector<uint8_t> converted;
+    ::microscale::safetensors::AlignedBytes converted;
     SmallVector<int64_t> storageShape;
     if (!convert(context, request, converted, storageShape))
       return 1;
@@ -526,7 +526,8 @@ int main(int argc, char **argv) {
       reinterpret_cast<const uint8_t *>((*input)->getBufferStart()),
       (*input)->getBufferSize());
   request.inputName = "'" + inputOption + "'";
-  std::vector<uint8_t> output;
+  // 64-byte aligned, so that the conversion may stream its stores.
+  ::microscale::safetensors::AlignedBytes output;
   SmallVector<int64_t> storageShape;
   if (!convert(context, request, output, storageShape))
     return 1;

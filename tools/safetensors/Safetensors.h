@@ -16,9 +16,29 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <new>
 #include <vector>
 
 namespace microscale::safetensors {
+
+/// Byte buffers aligned to 64 bytes: the conversions' streaming stores (the
+/// CPU block route) need whole aligned cache lines.
+template <typename T> struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <typename U> CacheLineAllocator(const CacheLineAllocator<U> &) {}
+  T *allocate(size_t n) {
+    return static_cast<T *>(::operator new(n * sizeof(T), std::align_val_t(64)));
+  }
+  void deallocate(T *p, size_t) { ::operator delete(p, std::align_val_t(64)); }
+  template <typename U> bool operator==(const CacheLineAllocator<U> &) const {
+    return true;
+  }
+  template <typename U> bool operator!=(const CacheLineAllocator<U> &) const {
+    return false;
+  }
+};
+using AlignedBytes = std::vector<uint8_t, CacheLineAllocator<uint8_t>>;
 
 struct Tensor {
   std::string name;
@@ -26,7 +46,7 @@ struct Tensor {
   std::vector<int64_t> shape;
   /// The bytes: a view into the file, or owned replacement bytes.
   llvm::ArrayRef<uint8_t> data;
-  std::vector<uint8_t> owned;
+  AlignedBytes owned;
 };
 
 struct File {

@@ -4,9 +4,14 @@
 // through MLIR's JIT on random codes (every element code, NaN and zero scale
 // codes included), must give exactly the reference's bits: f32, bf16 and f16
 // results, every format, strided and Triton layouts, both E8M0 edge choices.
+// Cases marked `gpu` run the staged Hopper GPU kernel's own code on the host
+// instead (emulateHopperDequantizeOnHost: its tiles, swizzle and the PTX
+// decode's bits), so that CI checks its logic without a GPU.
 //
 //===----------------------------------------------------------------------===//
 #include "JitTestSupport.h"
+
+#include "microscale/Conversion/GPU/Passes.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "gtest/gtest.h"
@@ -24,6 +29,7 @@ struct Case {
   const char *type;     // the qtensor type
   const char *outType;  // f32, bf16 or f16
   const char *edges;    // "" or "zero_inf"
+  const char *gpu = ""; // "", or the emulated GPU kernel: "folded", "exact"
 };
 
 class DequantizeJIT : public ::testing::TestWithParam<Case> {};
@@ -47,8 +53,19 @@ TEST_P(DequantizeJIT, MatchesTheReferenceBitForBit) {
       ", memref<?xi8>, memref<?xi8>, memref<?x" + c.outType +
       ">\n  return\n}\n";
   std::string compileError;
-  auto engine = ::microscale::testing::compileForHost(context, text, compileError);
+  bool emulated = false;
+  auto engine = ::microscale::testing::compileForHost(
+      context, text, compileError, [&](ModuleOp module) {
+        if (!*c.gpu)
+          return;
+        HopperDequantizeOptions options;
+        options.foldScaleBias = std::string(c.gpu) == "folded";
+        module.walk([&](DequantizeStorageOp op) {
+          emulated = emulateHopperDequantizeOnHost(op, options);
+        });
+      });
   ASSERT_TRUE(engine) << compileError;
+  EXPECT_EQ(emulated, *c.gpu != 0) << c.type;
 
   // Random codes, with the scale edge codes forced into the mix.
   ref::QuantizedTensor tensor;
@@ -133,5 +150,18 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"!microscale.qtensor<2x34x64, mxfp4, axis = 2, values = #microscale.hopper_value<mx_axis = -1, mma_version = 2>, scales = #microscale.hopper_scale<mx_axis = -1, num_warps = 4>>", "f32", "zero_inf"},
         Case{"!microscale.qtensor<2x64x130, mxfp4, axis = 1, values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>, scales = #microscale.cdna4_scale>", "bf16", ""},
         Case{"!microscale.qtensor<64x0, mxfp4, axis = 0>", "bf16", ""}));
+
+// The staged Hopper GPU kernel, emulated: both mx_axis, folded and exact,
+// padded shapes (partial tiles, rows of 66 bf16: the element-store path),
+// several batches, one and several tiles per block.
+INSTANTIATE_TEST_SUITE_P(
+    HopperGPUKernelOnHost, DequantizeJIT,
+    ::testing::Values(
+        Case{"!microscale.qtensor<512x1024, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>", "bf16", "", "folded"},
+        Case{"!microscale.qtensor<512x1024, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>", "bf16", "", "exact"},
+        Case{"!microscale.qtensor<1024x512, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -1, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -1, num_warps = 8>>", "bf16", "", "folded"},
+        Case{"!microscale.qtensor<2x96x200, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>", "bf16", "", "folded"},
+        Case{"!microscale.qtensor<64x66, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>", "bf16", "", "exact"},
+        Case{"!microscale.qtensor<3x66x160, mxfp4, axis = 2, values = #microscale.hopper_value<mx_axis = -1, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -1, num_warps = 8>>", "bf16", "", "folded"}));
 
 } // namespace

@@ -43,15 +43,19 @@ inline std::unique_ptr<mlir::MLIRContext> makeJitContext() {
 
 /// Parses `text`, lowers it with microscale-cpu-to-llvm and JIT-compiles it;
 /// on failure returns null and says why in `error`.
+/// `prepare`, when given, may rewrite the parsed module first.
 inline std::unique_ptr<mlir::ExecutionEngine>
 compileForHost(mlir::MLIRContext &context, const std::string &text,
-               std::string &error) {
+               std::string &error,
+               llvm::function_ref<void(mlir::ModuleOp)> prepare = nullptr) {
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, &context);
   if (!module) {
     error = "cannot parse:\n" + text;
     return nullptr;
   }
+  if (prepare)
+    prepare(*module);
   mlir::PassManager pm(&context);
   mlir::microscale::buildMicroscaleCPUToLLVMPipeline(pm);
   if (mlir::failed(pm.run(*module))) {

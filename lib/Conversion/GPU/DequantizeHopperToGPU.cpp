@@ -153,9 +153,16 @@ public:
     return SmallVector<Value>(branch.getResults());
   }
 
+public:
+  /// Bit operations and bf16 multiplies in arith instead of PTX (the host
+  /// emulation of the kernels): the same bits.
+  bool onHost = false;
+
 private:
   SmallVector<Value> inlineDecode(const char *ptx, Value bits, Value evenScale,
                                   Value oddScale) {
+    if (onHost)
+      return hostDecode(ptx, bits, evenScale, oddScale);
     MLIRContext *context = builder.getContext();
     Type i32 = builder.getI32Type();
     auto structType =
@@ -170,6 +177,52 @@ private:
     for (int64_t slot = 0; slot < 4; ++slot)
       pairs.push_back(LLVM::ExtractValueOp::create(
           builder, loc, asmOp.getResult(0), ArrayRef<int64_t>{slot}));
+    return pairs;
+  }
+
+  /// The PTX sequences (kHopperDecodePTX and the folded one) as integer
+  /// operations and bf16 multiplies rounded to nearest even, which is what
+  /// mul.rn.bf16x2 does.
+  SmallVector<Value> hostDecode(const char *ptx, Value x, Value evenScale,
+                                Value oddScale) {
+    auto masked = [&](Value v, uint32_t mask) {
+      return arith::AndIOp::create(builder, loc, v,
+                                   e.i32(static_cast<int32_t>(mask)));
+    };
+    SmallVector<Value> pairs = {
+        masked(x, 0x81C081C0), masked(e.shl(x, 3), 0x81C081C0),
+        masked(e.shl(x, 6), 0x81C081C0),
+        e.bor(e.bor(masked(e.shl(x, 1), 0x80008000),
+                    masked(e.shr(x, 3), 0x01800180)),
+              masked(e.shr(x, 7), 0x00400040))};
+    // One bf16 lane times another: exact in f32 (two 8-bit significands),
+    // then rounded to nearest even on the bits (as mul.rn.bf16x2 does).
+    auto laneProduct = [&](Value a, Value b, int64_t h) {
+      auto asF32 = [&](Value v) {
+        Value bits = e.shl(e.band(e.shr(v, 16 * h), 0xFFFF), 16);
+        return arith::BitcastOp::create(builder, loc, builder.getF32Type(),
+                                        bits);
+      };
+      Value product = arith::MulFOp::create(builder, loc, asF32(a), asF32(b));
+      Value bits =
+          arith::BitcastOp::create(builder, loc, builder.getI32Type(), product);
+      Value rounded = e.shr(
+          arith::AddIOp::create(
+              builder, loc, bits,
+              arith::AddIOp::create(builder, loc, e.i32(0x7FFF),
+                                    e.band(e.shr(bits, 16), 1))),
+          16);
+      return e.shl(rounded, 16 * h);
+    };
+    auto multiply = [&](Value a, Value b) {
+      return e.bor(laneProduct(a, b, 0), laneProduct(a, b, 1));
+    };
+    const bool biased = std::string_view(ptx).find("bias") != std::string_view::npos;
+    for (int64_t slot = 0; slot < 4; ++slot) {
+      if (biased)
+        pairs[slot] = multiply(pairs[slot], e.i32(0x7E807E80));
+      pairs[slot] = multiply(pairs[slot], slot % 2 == 0 ? evenScale : oddScale);
+    }
     return pairs;
   }
 
@@ -432,75 +485,46 @@ static Value sharedWord(Emitter &e, int64_t mxAxis, Value row, Value column) {
                e.rem(column, 4));
 }
 
-static void outlineStaged(DequantizeStorageOp op, gpu::GPUModuleOp kernels,
-                          const HopperDequantizeOptions &options,
-                          unsigned index) {
-  QTensorType type = op.getQTensorType();
-  auto scales = cast<HopperScaleAttr>(type.getScaleLayout());
-  HopperDequantizeGeometry g(type);
-  MLIRContext *context = op.getContext();
-  Location loc = op.getLoc();
-  Type i32 = IntegerType::get(context, 32);
-  gpu::GPUFuncOp function =
-      createKernel(kernels, loc, ("dequantize_hopper_" + Twine(index)).str(),
-                   kernelArguments(context, g));
-  Value tile = function.addWorkgroupAttribution(
-      MemRefType::get({kTileRows * kTileWords}, i32,
-                      MemRefLayoutAttrInterface(),
-                      gpu::AddressSpaceAttr::get(
-                          context, gpu::AddressSpace::Workgroup)),
-      loc);
-  // The reads are 16-byte vector loads: the tile must be 16-byte aligned.
-  function.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
-                                       IntegerAttr::get(
-                                           IntegerType::get(context, 64), 16));
-  Block &entry = function.getBody().front();
-  Value words = entry.getArgument(0), scaleBuffer = entry.getArgument(1),
-        out = entry.getArgument(2);
-  OpBuilder builder = OpBuilder::atBlockBegin(&entry);
-  Emitter e(builder, loc);
-
-  // Which tiles: (batch, group of 64 m, column of 32 words), in the order
-  // of the output's rows (mx = -2: output rows are MX indices, so the
-  // groups of m come fastest; mx = -1: the columns), so that the blocks in
-  // flight write neighbouring lines; or in the image's order (columns
-  // fastest) with `outputOrder` off. Block b takes tiles b * T .. b * T + T - 1.
-  const int64_t columnsPerRow = g.paddedKB / kTileWords;
-  const int64_t groups = g.paddedM / kTileRows;
-  const int64_t tiles = g.batches * groups * columnsPerRow;
-  int64_t tilesPerBlock = options.tilesPerBlock;
-  while (tiles % tilesPerBlock)
-    tilesPerBlock /= 2;
-  const bool groupsFastest = options.outputOrder && g.mxAxis == -2;
-  Value block = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
-  Value thread = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
-  Value warp = e.div(thread, 32), lane = e.rem(thread, 32);
-  Value a, r;
-  if (g.mxAxis == -2) {
-    a = e.add(e.rem(lane, 8), e.mul(e.rem(warp, 2), 8));
-    r = e.add(e.mul(e.div(warp, 2), 4), e.div(lane, 8));
-  } else {
-    a = e.rem(lane, 16);
-    r = e.add(e.mul(warp, 2), e.div(lane, 16));
+namespace {
+/// The staged kernel's body, in pieces that the GPU kernel runs with
+/// barriers between them and the host emulation runs as loops over the
+/// block's threads.
+class StagedDequantizeEmitter {
+public:
+  StagedDequantizeEmitter(OpBuilder &builder, Location loc,
+                          DequantizeStorageOp op,
+                          const HopperDequantizeOptions &options, Value words,
+                          Value scaleBuffer, Value out, Value tile, bool onHost)
+      : builder(builder), loc(loc), e(builder, loc),
+        g(op.getQTensorType()),
+        scales(cast<HopperScaleAttr>(op.getQTensorType().getScaleLayout())),
+        options(options), words(words), scaleBuffer(scaleBuffer), out(out),
+        tile(tile), onHost(onHost) {
+    columnsPerRow = g.paddedKB / kTileWords;
+    groups = g.paddedM / kTileRows;
+    tiles = g.batches * groups * columnsPerRow;
+    tilesPerBlock = options.tilesPerBlock;
+    while (tiles % tilesPerBlock)
+      tilesPerBlock /= 2;
   }
-  // Local coordinates (see above): m of word a's even slots, kb of a slot,
-  // and the K block of all of the thread's values.
-  Value mBase = e.add(e.mul(e.div(r, 4), 16), e.mul(e.rem(r, 4), 2));
-  auto kbLocal = [&](int64_t slot) {
-    return e.add(e.add(e.mul(e.rem(a, 4), 8), e.index(4 * (slot / 2))),
-                 e.div(a, 4));
-  };
 
-  // All loads of the block's tiles first (two words and four scale codes
-  // each), so that they are in flight together.
+  int64_t getNumBlocks() const { return tiles / tilesPerBlock; }
+  int64_t getTilesPerBlock() const { return tilesPerBlock; }
+
+  /// The tile's coordinates and the thread's two words and four scale codes.
   struct TileData {
     Value column, group, batch, firstM, bits[2], codes[2][2];
   };
-  SmallVector<TileData> data(tilesPerBlock);
-  for (int64_t t = 0; t < tilesPerBlock; ++t) {
-    TileData &d = data[t];
+
+  /// Which tile is tile `t` of block `block`: (batch, group of 64 m,
+  /// column of 32 words), in the order of the output's rows (mx = -2:
+  /// output rows are MX indices, so the groups of m come fastest; mx = -1:
+  /// the columns), so that the blocks in flight write neighbouring lines;
+  /// or in the image's order (columns fastest) with `outputOrder` off.
+  TileData locate(Value block, int64_t t) {
+    TileData d;
     Value linear = e.add(e.mul(block, tilesPerBlock), t);
-    if (groupsFastest) {
+    if (options.outputOrder && g.mxAxis == -2) {
       d.group = e.rem(linear, groups);
       Value rest = e.div(linear, groups);
       d.column = e.rem(rest, columnsPerRow);
@@ -511,46 +535,54 @@ static void outlineStaged(DequantizeStorageOp op, gpu::GPUModuleOp kernels,
       d.group = e.rem(rest, groups);
       d.batch = e.div(rest, groups);
     }
+    d.firstM = e.mul(d.group, kTileRows);
+    return d;
+  }
+
+  /// The thread's two words and four scale codes of tile `d`.
+  void load(TileData &d, Value thread) {
+    Lanes l = lanes(thread);
     Value imageRow =
-        e.add(e.mul(e.add(e.mul(d.batch, groups), d.group), 16), r);
+        e.add(e.mul(e.add(e.mul(d.batch, groups), d.group), 16), l.r);
     Value wordA = e.add(e.add(e.mul(imageRow, g.paddedKB),
                               e.mul(d.column, kTileWords)),
-                        a);
+                        l.a);
     d.bits[0] = memref::LoadOp::create(builder, loc, words, ValueRange{wordA});
     d.bits[1] = memref::LoadOp::create(builder, loc, words,
                                        ValueRange{e.add(wordA, 16)});
-    // Word a: m, m + 8; word a + 16: m + 1, m + 9.
-    Value kBlock = e.add(e.mul(d.column, 2), e.div(e.rem(a, 4), 2));
+    // Word a: m, m + 8; word a + 16: m + 1, m + 9; all in K block
+    // 2c + (a % 4) / 2.
+    Value kBlock = e.add(e.mul(d.column, 2), e.div(e.rem(l.a, 4), 2));
     Value kValid = e.lt(e.mul(kBlock, 16), g.extentKB);
-    d.firstM = e.mul(d.group, kTileRows);
     for (int64_t w = 0; w < 2; ++w)
       for (int64_t odd = 0; odd < 2; ++odd) {
-        Value m = e.add(e.add(d.firstM, mBase), w + 8 * odd);
+        Value m = e.add(e.add(d.firstM, l.mBase), w + 8 * odd);
         d.codes[w][odd] =
             loadScaleCode(e, scales, g, scaleBuffer, d.batch, kBlock, m,
                           e.andI1(kValid, e.lt(m, g.extentM)));
       }
   }
 
-  ScaledWordDecoder decoder(builder, loc, options.foldScaleBias);
-  auto storeShared = [&](Value value, Value row, Value wordColumn) {
-    memref::StoreOp::create(builder, loc, value, tile,
-                            ValueRange{sharedWord(e, g.mxAxis, row, wordColumn)});
-  };
-  const int64_t rows = g.shape[g.rank - 2], columns = g.shape[g.rank - 1];
-  auto chunkType = VectorType::get({4}, i32);
-  auto bf16Chunk = VectorType::get({8}, BFloat16Type::get(context));
-  for (int64_t t = 0; t < tilesPerBlock; ++t) {
-    const TileData &d = data[t];
-    // The previous tile's reads of the shared tile are done.
-    if (t > 0)
-      gpu::BarrierOp::create(builder, loc);
+  /// Decodes the thread's words of `d` into the shared tile.
+  void stage(const TileData &d, Value thread) {
+    Lanes l = lanes(thread);
+    ScaledWordDecoder decoder(builder, loc, options.foldScaleBias);
+    decoder.onHost = onHost;
     SmallVector<Value> pairsA =
         decoder.decode(d.bits[0], d.codes[0][0], d.codes[0][1]);
     SmallVector<Value> pairsB =
         decoder.decode(d.bits[1], d.codes[1][0], d.codes[1][1]);
+    auto storeShared = [&](Value value, Value row, Value wordColumn) {
+      memref::StoreOp::create(
+          builder, loc, value, tile,
+          ValueRange{sharedWord(e, g.mxAxis, row, wordColumn)});
+    };
+    auto kbLocal = [&](int64_t slot) {
+      return e.add(e.add(e.mul(e.rem(l.a, 4), 8), e.index(4 * (slot / 2))),
+                   e.div(l.a, 4));
+    };
     for (int64_t slot = 0; slot < 4; ++slot) {
-      Value m = e.add(mBase, 8 * (slot % 2)); // word a's; a + 16's is m + 1
+      Value m = e.add(l.mBase, 8 * (slot % 2)); // word a's; a + 16's is m + 1
       if (g.mxAxis == -2) {
         // Output rows 2 kb + h; columns m, m + 1: lane h of both words.
         Value lowA = e.band(pairsA[slot], 0xFFFF);
@@ -567,12 +599,17 @@ static void outlineStaged(DequantizeStorageOp op, gpu::GPUModuleOp kernels,
         storeShared(pairsB[slot], e.add(m, 1), kbLocal(slot));
       }
     }
-    gpu::BarrierOp::create(builder, loc);
+  }
 
-    // The tile's rows to the output, 16 bytes (8 bf16) per thread and step.
+  /// The tile's rows to the output, 16 bytes (8 bf16) per thread and step.
+  void storeRows(const TileData &d, Value thread) {
+    Type i32 = builder.getI32Type();
+    const int64_t rows = g.shape[g.rank - 2], columns = g.shape[g.rank - 1];
     Value firstRow = g.mxAxis == -2 ? e.mul(d.column, kTileRows) : d.firstM;
     Value firstColumn =
         g.mxAxis == -2 ? d.firstM : e.mul(d.column, kTileRows);
+    auto chunkType = VectorType::get({4}, i32);
+    auto bf16Chunk = VectorType::get({8}, BFloat16Type::get(builder.getContext()));
     for (int64_t step = 0; step < kTileRows * 8 / kStagedThreads; ++step) {
       Value chunkIndex = e.add(thread, step * kStagedThreads);
       Value row = e.div(chunkIndex, 8), chunk = e.rem(chunkIndex, 8);
@@ -582,13 +619,14 @@ static void outlineStaged(DequantizeStorageOp op, gpu::GPUModuleOp kernels,
       Value loaded = vector::LoadOp::create(builder, loc, chunkType, tile,
                                             ValueRange{sharedIndex}, false,
                                             llvm::MaybeAlign(16));
-      Value values = vector::BitCastOp::create(builder, loc, bf16Chunk, loaded);
+      Value values =
+          vector::BitCastOp::create(builder, loc, bf16Chunk, loaded);
       Value outRow = e.add(firstRow, row);
       Value outColumn = e.add(firstColumn, e.mul(chunk, 8));
       Value linear = e.add(
           e.mul(e.add(e.mul(d.batch, rows), outRow), columns), outColumn);
       Value rowValid = e.lt(outRow, rows);
-      if (columns % 8 == 0) {
+      if (columns % 8 == 0 && !onHost) {
         // Whole chunks only (the extent is a multiple of 8): one aligned
         // 16-byte store.
         auto inside = scf::IfOp::create(
@@ -600,21 +638,171 @@ static void outlineStaged(DequantizeStorageOp op, gpu::GPUModuleOp kernels,
         continue;
       }
       // Rows not a multiple of 16 bytes: element stores, each behind its
-      // bounds check.
+      // bounds check. (Also on the host, where LLVM legalizes a bf16
+      // vector store through f32 and a library call.)
       for (int64_t i = 0; i < 8; ++i) {
         auto inside = scf::IfOp::create(
             builder, loc,
             e.andI1(rowValid, e.lt(e.add(outColumn, i), columns)), false);
         OpBuilder::InsertionGuard guard(builder);
         builder.setInsertionPointToStart(&inside.getThenRegion().front());
-        Value element = vector::ExtractOp::create(builder, loc, values, i);
+        // Element i: half i % 2 of word i / 2, as bf16 bits.
+        Value word = vector::ExtractOp::create(builder, loc, loaded, i / 2);
+        Value half = arith::TruncIOp::create(builder, loc, builder.getI16Type(),
+                                             e.shr(word, 16 * (i % 2)));
+        Value element = arith::BitcastOp::create(
+            builder, loc, BFloat16Type::get(builder.getContext()), half);
         memref::StoreOp::create(builder, loc, element, out,
                                 ValueRange{e.add(linear, i)});
       }
     }
   }
+
+private:
+  /// The words a thread takes (see the file comment): word a of image row
+  /// r in the tile, and its non-MX index m (word a's even slots).
+  struct Lanes {
+    Value a, r, mBase;
+  };
+  Lanes lanes(Value thread) {
+    Value warp = e.div(thread, 32), lane = e.rem(thread, 32);
+    Lanes l;
+    if (g.mxAxis == -2) {
+      l.a = e.add(e.rem(lane, 8), e.mul(e.rem(warp, 2), 8));
+      l.r = e.add(e.mul(e.div(warp, 2), 4), e.div(lane, 8));
+    } else {
+      l.a = e.rem(lane, 16);
+      l.r = e.add(e.mul(warp, 2), e.div(lane, 16));
+    }
+    l.mBase = e.add(e.mul(e.div(l.r, 4), 16), e.mul(e.rem(l.r, 4), 2));
+    return l;
+  }
+
+  OpBuilder &builder;
+  Location loc;
+  Emitter e;
+  HopperDequantizeGeometry g;
+  HopperScaleAttr scales;
+  const HopperDequantizeOptions &options;
+  Value words, scaleBuffer, out, tile;
+  bool onHost;
+  int64_t columnsPerRow, groups, tiles, tilesPerBlock;
+};
+} // namespace
+
+static void outlineStaged(DequantizeStorageOp op, gpu::GPUModuleOp kernels,
+                          const HopperDequantizeOptions &options,
+                          unsigned index) {
+  HopperDequantizeGeometry g(op.getQTensorType());
+  MLIRContext *context = op.getContext();
+  Location loc = op.getLoc();
+  gpu::GPUFuncOp function =
+      createKernel(kernels, loc, ("dequantize_hopper_" + Twine(index)).str(),
+                   kernelArguments(context, g));
+  Value tile = function.addWorkgroupAttribution(
+      MemRefType::get({kTileRows * kTileWords}, IntegerType::get(context, 32),
+                      MemRefLayoutAttrInterface(),
+                      gpu::AddressSpaceAttr::get(
+                          context, gpu::AddressSpace::Workgroup)),
+      loc);
+  // The reads are 16-byte vector loads: the tile must be 16-byte aligned.
+  function.setWorkgroupAttributionAttr(0, LLVM::LLVMDialect::getAlignAttrName(),
+                                       IntegerAttr::get(
+                                           IntegerType::get(context, 64), 16));
+  Block &entry = function.getBody().front();
+  OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+  StagedDequantizeEmitter emitter(builder, loc, op, options,
+                                  entry.getArgument(0), entry.getArgument(1),
+                                  entry.getArgument(2), tile, /*onHost=*/false);
+  Value block = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
+  Value thread = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+  // All loads of the block's tiles first (two words and four scale codes
+  // each), so that they are in flight together; then tile by tile, the
+  // shared tile reused behind barriers.
+  SmallVector<StagedDequantizeEmitter::TileData> data;
+  for (int64_t t = 0; t < emitter.getTilesPerBlock(); ++t) {
+    data.push_back(emitter.locate(block, t));
+    emitter.load(data.back(), thread);
+  }
+  for (int64_t t = 0; t < emitter.getTilesPerBlock(); ++t) {
+    // The previous tile's reads of the shared tile are done.
+    if (t > 0)
+      gpu::BarrierOp::create(builder, loc);
+    emitter.stage(data[t], thread);
+    gpu::BarrierOp::create(builder, loc);
+    emitter.storeRows(data[t], thread);
+  }
   gpu::ReturnOp::create(builder, loc);
-  replaceByLaunch(op, function, g, tiles / tilesPerBlock, kStagedThreads);
+  replaceByLaunch(op, function, g, emitter.getNumBlocks(), kStagedThreads);
+}
+
+bool mlir::microscale::emulateHopperDequantizeOnHost(
+    DequantizeStorageOp op, const HopperDequantizeOptions &options) {
+  if (!options.staged || failed(checkHopperDequantize(op)))
+    return false;
+  // Outside a pass nothing has loaded the dialects the emulation builds.
+  op.getContext()->loadDialect<arith::ArithDialect, LLVM::LLVMDialect,
+                               memref::MemRefDialect, scf::SCFDialect,
+                               vector::VectorDialect>();
+  HopperDequantizeGeometry g(op.getQTensorType());
+  MLIRContext *context = op.getContext();
+  Location loc = op.getLoc();
+  OpBuilder builder(op);
+  Emitter e(builder, loc);
+  // The kernel's arguments as views of the op's buffers.
+  SmallVector<Type> types = kernelArguments(context, g);
+  auto viewAs = [&](Value buffer, Type type) -> Value {
+    auto asType = cast<MemRefType>(type);
+    auto from = cast<MemRefType>(buffer.getType());
+    if (from.getElementType() == asType.getElementType())
+      return buffer.getType() == asType
+                 ? buffer
+                 : memref::CastOp::create(builder, loc, asType, buffer)
+                       .getResult();
+    Value flat = from.hasStaticShape()
+                     ? buffer
+                     : memref::CastOp::create(
+                           builder, loc,
+                           MemRefType::get({g.words * 4}, from.getElementType()),
+                           buffer)
+                           .getResult();
+    return memref::ViewOp::create(builder, loc, asType, flat, e.index(0),
+                                  ValueRange());
+  };
+  Value words = viewAs(op.getValues(), types[0]);
+  Value scaleBuffer = viewAs(op.getScales(), types[1]);
+  Value out = viewAs(op.getOut(), types[2]);
+  Value tile = memref::AllocaOp::create(
+      builder, loc,
+      MemRefType::get({kTileRows * kTileWords}, builder.getI32Type()),
+      ValueRange{}, builder.getI64IntegerAttr(16));
+  StagedDequantizeEmitter emitter(builder, loc, op, options, words,
+                                  scaleBuffer, out, tile, /*onHost=*/true);
+  auto blocks = scf::ForOp::create(builder, loc, e.index(0),
+                                   e.index(emitter.getNumBlocks()), e.index(1));
+  builder.setInsertionPointToStart(blocks.getBody());
+  Value block = blocks.getInductionVar();
+  // Each tile's two phases as loops over the block's threads (a barrier is
+  // the end of a loop).
+  auto forThreads = [&](auto body) {
+    auto threads = scf::ForOp::create(builder, loc, e.index(0),
+                                      e.index(kStagedThreads), e.index(1));
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(threads.getBody());
+    body(threads.getInductionVar());
+  };
+  for (int64_t t = 0; t < emitter.getTilesPerBlock(); ++t) {
+    forThreads([&](Value thread) {
+      StagedDequantizeEmitter::TileData d = emitter.locate(block, t);
+      emitter.load(d, thread);
+      emitter.stage(d, thread);
+    });
+    forThreads([&](Value thread) {
+      emitter.storeRows(emitter.locate(block, t), thread);
+    });
+  }
+  op.erase();
+  return true;
 }
 
 LogicalResult mlir::microscale::outlineHopperDequantize(

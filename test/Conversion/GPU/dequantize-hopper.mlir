@@ -61,7 +61,8 @@ func.func @other_layouts(%v: memref<64xi8>, %s: memref<4xi8>, %o: memref<128xbf1
 // CHECK-LABEL: func.func @odd_rows
 // CHECK: gpu.func @dequantize_hopper
 // CHECK-NOT: vector.store
-// CHECK: vector.extract %{{.*}}[7] : bf16 from vector<8xbf16>
+// CHECK: vector.extract %{{.*}}[3] : i32 from vector<4xi32>
+// CHECK: arith.bitcast %{{.*}} : i16 to bf16
 // CHECK: memref.store %{{.*}} : memref<4224xbf16>
 // CHECK-NOT: vector.store
 // CHECK: gpu.return

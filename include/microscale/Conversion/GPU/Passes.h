@@ -75,6 +75,14 @@ LogicalResult outlineHopperDequantize(DequantizeStorageOp op,
                                       const HopperDequantizeOptions &options,
                                       unsigned index);
 
+/// For tests without a GPU: replaces `op` by the staged Hopper
+/// dequantization kernel's own code run on the host (each phase a loop over
+/// the block's threads, the shared tile a stack buffer, the PTX decode as
+/// integer operations and bf16 multiplies). False, changing nothing, for
+/// ops the kernel does not take or with `options.staged` off.
+bool emulateHopperDequantizeOnHost(DequantizeStorageOp op,
+                                   const HopperDequantizeOptions &options);
+
 /// Options of the NVIDIA pipeline.
 struct NVVMPipelineOptions {
   std::string chip = "sm_90a";

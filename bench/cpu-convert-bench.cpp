@@ -66,15 +66,22 @@ int main(int argc, char **argv) {
     return QTensorType::get(&context, shape, format, axis, layout(values),
                             strided);
   };
+  auto weightScales = [&](const char *scales, int64_t axis) {
+    return QTensorType::get(&context, shape, format, axis, strided,
+                            layout(scales));
+  };
   struct Case {
     const char *name;
     QTensorType from, to;
+    StoragePart part = StoragePart::values;
   };
   const char *hopperK = "#microscale.hopper_value<mx_axis = -2, mma_version = 3>";
   const char *hopperLast = "#microscale.hopper_value<mx_axis = -1, mma_version = 3>";
   const char *shuffled =
       "#microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>";
   const char *canonical = "#microscale.strided";
+  const char *hopperScale = "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>";
+  const char *blackwellScale = "#microscale.blackwell_scale";
   std::vector<Case> cases = {
       {"strided -> hopper_value(mx=-2, mma3)", weight(canonical, rank - 2),
        weight(hopperK, rank - 2)},
@@ -88,6 +95,18 @@ int main(int argc, char **argv) {
        weight(shuffled, rank - 2)},
       {"blackwell_shuffled(128,256) -> strided", weight(shuffled, rank - 2),
        weight(canonical, rank - 2)},
+      // The weight's E8M0 scales ([16, 128, 4096]: 8 MiB).
+      {"scales: strided -> hopper_scale(mx=-2, 8 warps)",
+       weightScales(canonical, rank - 2), weightScales(hopperScale, rank - 2),
+       StoragePart::scales},
+      {"scales: hopper_scale(mx=-2, 8 warps) -> strided",
+       weightScales(hopperScale, rank - 2), weightScales(canonical, rank - 2),
+       StoragePart::scales},
+      {"scales: strided -> blackwell_scale", weightScales(canonical, rank - 2),
+       weightScales(blackwellScale, rank - 2), StoragePart::scales},
+      {"scales: blackwell_scale -> strided",
+       weightScales(blackwellScale, rank - 2), weightScales(canonical, rank - 2),
+       StoragePart::scales},
   };
 
   int64_t canonicalBytes = 1;
@@ -151,7 +170,7 @@ int main(int argc, char **argv) {
     std::string error;
     auto start = std::chrono::steady_clock::now();
     auto conversion =
-        CompiledConversion::compile(c.from, c.to, StoragePart::values, error);
+        CompiledConversion::compile(c.from, c.to, c.part, error);
     double compileSeconds = std::chrono::duration<double>(
                                 std::chrono::steady_clock::now() - start)
                                 .count();

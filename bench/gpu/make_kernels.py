@@ -58,27 +58,17 @@ SCALES_ALL = ["strided:-1", "strided:-2"] + SCALES_K
 def all_pairs():
     """Every ordered pair of weight layouts, values and scales (for the
     tests that assemble the PTX of every pair)."""
-    out = []
-    for a in VALUES_ALL:
-        for b in VALUES_ALL:
-            out.append(("values", [2, 64, 258], a, b, True))
-    for a in SCALES_ALL:
-        for b in SCALES_ALL:
-            out.append(("scales", [2, 7, 200], a, b, True))
-    for a in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
-        for b in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
-            out.append(("values", [2, 34, 96], a, b, True))
-    # Unpadded: the staged kernel (shared-memory tiles) where it applies.
-    for a in VALUES_ALL:
-        for b in VALUES_ALL:
-            out.append(("values", [2, 256, 512], a, b, True))
-    for a in SCALES_ALL:
-        for b in SCALES_ALL:
-            out.append(("scales", [2, 256, 512], a, b, True))
-    for a in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
-        for b in ("strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"):
-            out.append(("values", [2, 256, 512], a, b, True))
-    return out
+    last_axis = ["strided:-1", "hopper_value:-1:3", "hopper_value:-1:2"]
+    def pairs(part, shape, layouts):
+        return [(part, shape, a, b, True) for a in layouts for b in layouts]
+    # Padded shapes, then unpadded ones: the staged kernel (shared-memory
+    # tiles) where it applies.
+    return (pairs("values", [2, 64, 258], VALUES_ALL)
+            + pairs("scales", [2, 7, 200], SCALES_ALL)
+            + pairs("values", [2, 34, 96], last_axis)
+            + pairs("values", [2, 256, 512], VALUES_ALL)
+            + pairs("scales", [2, 256, 512], SCALES_ALL)
+            + pairs("values", [2, 256, 512], last_axis))
 
 
 def cases():

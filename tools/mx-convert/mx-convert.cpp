@@ -110,8 +110,15 @@ static std::string toString(Attribute attr) {
   return text;
 }
 
-static int fail(const llvm::Twine &message) {
+/// Says why on stderr; false, for the functions that report and return.
+static bool reject(const llvm::Twine &message) {
   llvm::errs() << "mx-convert: error: " << message << "\n";
+  return false;
+}
+
+/// Says why on stderr; the exit status of main.
+static int fail(const llvm::Twine &message) {
+  reject(message);
   return 1;
 }
 
@@ -180,19 +187,15 @@ static bool convertOnCuda(const Request &request, QTensorType fromType,
                           QTensorType toType, StoragePart part,
                           ::microscale::safetensors::AlignedBytes &output,
                           SmallVectorImpl<int64_t> &storageShape) {
-  auto fail = [](const llvm::Twine &message) {
-    llvm::errs() << "mx-convert: error: " << message << "\n";
-    return false;
-  };
   if (cudaFormatOption != "auto" && cudaFormatOption != "bin" &&
       cudaFormatOption != "isa")
-    return fail("--cuda-format must be auto, bin or isa, got '" +
+    return reject("--cuda-format must be auto, bin or isa, got '" +
                 cudaFormatOption + "'");
   // An empty tensor launches nothing (and needs neither a kernel nor a
   // GPU).
   if (fromType.getNumElements() == 0) {
     if (!request.input.empty())
-      return fail(request.inputName + " has " +
+      return reject(request.inputName + " has " +
                   llvm::Twine(request.input.size()) + " bytes, but a " +
                   request.typeText + " tensor has none");
     output.clear();
@@ -207,11 +210,11 @@ static bool convertOnCuda(const Request &request, QTensorType fromType,
       compileConversionForCUDA(fromType, toType, part, cudaPipelineOptions(),
                                error);
   if (!kernel)
-    return fail("--device cuda: " + error);
+    return reject("--device cuda: " + error);
   double compileSeconds = seconds(start);
   const int64_t inBytes = request.input.size();
   if (inBytes != static_cast<int64_t>(kernel->sourceBytes))
-    return fail(request.inputName + " has " + llvm::Twine(inBytes) +
+    return reject(request.inputName + " has " + llvm::Twine(inBytes) +
                 " bytes, but a " + request.typeText + " tensor in " +
                 request.fromText + " has " +
                 llvm::Twine(kernel->sourceBytes) + " storage bytes");
@@ -242,7 +245,7 @@ static bool convertOnCuda(const Request &request, QTensorType fromType,
   if (!::microscale::cuda::runConversion(*driver, *kernel,
                                          request.input.data(), output.data(),
                                          error))
-    return fail("--device cuda: " + error);
+    return reject("--device cuda: " + error);
   double runSeconds = seconds(start);
   if (timeOption)
     llvm::errs() << llvm::format(
@@ -260,10 +263,6 @@ static bool convertOnCuda(const Request &request, QTensorType fromType,
 static bool convert(MLIRContext &context, const Request &request,
                     ::microscale::safetensors::AlignedBytes &output,
                     SmallVectorImpl<int64_t> &storageShape) {
-  auto fail = [](const llvm::Twine &message) {
-    llvm::errs() << "mx-convert: error: " << message << "\n";
-    return false;
-  };
   // The shaped-type spelling of a tensor body: 2x64x128xf4E2M1FN.
   StringRef typeText = request.typeText;
   std::string wrapped = typeText.starts_with("tensor<")
@@ -272,28 +271,28 @@ static bool convert(MLIRContext &context, const Request &request,
   Type parsed = parseType(wrapped, &context);
   auto tensor = dyn_cast_or_null<RankedTensorType>(parsed);
   if (!tensor || !tensor.hasStaticShape())
-    return fail("--type: expected a static shaped type such as "
+    return reject("--type: expected a static shaped type such as "
                 "2x64x128xf4E2M1FN, got '" + request.typeText + "'");
   bool isScales = isa<Float8E8M0FNUType>(tensor.getElementType());
   if (!isScales && !isa<Float4E2M1FNType>(tensor.getElementType()))
-    return fail("--type: the element type must be f4E2M1FN (packed FP4 "
+    return reject("--type: the element type must be f4E2M1FN (packed FP4 "
                 "values) or f8E8M0FNU (scale bytes), got " +
                 llvm::Twine(request.typeText));
   if (tensor.getRank() < 1)
-    return fail("--type: the tensor must have rank >= 1");
+    return reject("--type: the tensor must have rank >= 1");
 
   std::string error;
   LayoutAttrInterface from =
       parseLayout(context, "from", request.fromText, error);
   if (!from)
-    return fail(error);
+    return reject(error);
   LayoutAttrInterface to = parseLayout(context, "to", request.toText, error);
   if (!to)
-    return fail(error);
+    return reject(error);
   const LayoutRole role = isScales ? LayoutRole::Scales : LayoutRole::Values;
   for (auto [layout, flag] : {std::pair(from, "--from"), std::pair(to, "--to")})
     if (!layout.supportsRole(role))
-      return fail(llvm::Twine(flag) + ": " + toString(layout) +
+      return reject(llvm::Twine(flag) + ": " + toString(layout) +
                   " cannot hold " + (isScales ? "scales" : "FP4 values"));
 
   // The byte conversion depends only on the layouts, not on the scales'
@@ -342,12 +341,12 @@ static bool convert(MLIRContext &context, const Request &request,
       fromType, toType, isScales ? StoragePart::scales : StoragePart::values,
       error);
   if (!conversion)
-    return fail(error);
+    return reject(error);
   double compileSeconds = seconds(start);
 
   const int64_t inBytes = request.input.size();
   if (inBytes != conversion->getSourceBytes())
-    return fail(request.inputName + " has " + llvm::Twine(inBytes) +
+    return reject(request.inputName + " has " + llvm::Twine(inBytes) +
                 " bytes, but a " + request.typeText + " tensor in " +
                 request.fromText + " has " +
                 llvm::Twine(conversion->getSourceBytes()) + " storage bytes");

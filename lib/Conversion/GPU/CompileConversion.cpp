@@ -5,7 +5,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
@@ -28,28 +27,14 @@ mlir::microscale::compileConversionForCUDA(QTensorType from, QTensorType to,
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerAllGPUToLLVMIRTranslations(registry);
   context->appendDialectRegistry(registry);
-  context->loadDialect<func::FuncDialect, MicroscaleDialect>();
   // func @convert(%src: memref<?xi8>, %dst: memref<?xi8>): the whole
   // conversion, so that the compiler chooses the whole launch.
-  OpBuilder builder(context);
-  Location loc = builder.getUnknownLoc();
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  builder.setInsertionPointToEnd(module->getBody());
-  auto bytes = MemRefType::get({ShapedType::kDynamic}, builder.getI8Type());
-  auto function = func::FuncOp::create(
-      builder, loc, "convert", builder.getFunctionType({bytes, bytes}, {}));
-  Block *body = function.addEntryBlock();
-  builder.setInsertionPointToEnd(body);
-  auto convert = ConvertStorageOp::create(
-      builder, loc, StoragePartAttr::get(context, part), body->getArgument(0),
-      body->getArgument(1), ValueRange{}, TypeAttr::get(from),
-      TypeAttr::get(to));
-  func::ReturnOp::create(builder, loc);
-  if (failed(mlir::verify(*module))) {
-    error = "the conversion does not verify (are the two types the same "
-            "logical tensor?)";
+  OwningOpRef<ModuleOp> module =
+      buildConversionModule(from, to, part, /*unitRange=*/false, error);
+  if (!module)
     return std::nullopt;
-  }
+  ConvertStorageOp convert;
+  module->walk([&](ConvertStorageOp op) { convert = op; });
   ::microscale::cuda::ConversionKernel kernel;
   {
     StorageConversion conversion(convert);

@@ -195,22 +195,18 @@ struct ConvertStorageToGPUPass
           << blockSize.getValue();
       return signalPassFailure();
     }
-    if (dequantizeTilesPerBlock < 1 || dequantizeTilesPerBlock > 8 ||
-        !llvm::isPowerOf2_64(dequantizeTilesPerBlock)) {
+    // Tiles per block (both staged kernels): a power of two up to 8.
+    auto validTiles = [&](int64_t tiles, StringRef option) {
+      if (tiles >= 1 && tiles <= 8 && llvm::isPowerOf2_64(tiles))
+        return true;
       getOperation()->emitError()
-          << "microscale-convert-storage-to-gpu: dequantize-tiles-per-block "
-             "must be 1, 2, 4 or 8, got "
-          << dequantizeTilesPerBlock.getValue();
+          << "microscale-convert-storage-to-gpu: " << option
+          << " must be 1, 2, 4 or 8, got " << tiles;
+      return false;
+    };
+    if (!validTiles(dequantizeTilesPerBlock, "dequantize-tiles-per-block") ||
+        !validTiles(conversionTilesPerBlock, "conversion-tiles-per-block"))
       return signalPassFailure();
-    }
-    if (conversionTilesPerBlock < 1 || conversionTilesPerBlock > 8 ||
-        !llvm::isPowerOf2_64(conversionTilesPerBlock)) {
-      getOperation()->emitError()
-          << "microscale-convert-storage-to-gpu: conversion-tiles-per-block "
-             "must be 1, 2, 4 or 8, got "
-          << conversionTilesPerBlock.getValue();
-      return signalPassFailure();
-    }
     if (dequantizeTileOrder != "output" && dequantizeTileOrder != "image") {
       getOperation()->emitError()
           << "microscale-convert-storage-to-gpu: dequantize-tile-order must "

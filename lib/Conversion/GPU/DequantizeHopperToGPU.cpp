@@ -144,7 +144,7 @@ public:
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPointToStart(&branch.getThenRegion().front());
       scf::YieldOp::create(builder, loc,
-                           inlineDecode(kHopperDecodeFoldedPTX, bits,
+                           inlineDecode(/*biased=*/false, bits,
                                         foldedPair(evenCode),
                                         foldedPair(oddCode)));
       builder.setInsertionPointToStart(&branch.getElseRegion().front());
@@ -159,10 +159,13 @@ public:
   bool onHost = false;
 
 private:
-  SmallVector<Value> inlineDecode(const char *ptx, Value bits, Value evenScale,
+  /// The decode with (kHopperDecodePTX) or without (the folded sequence)
+  /// its own 2^126 multiply.
+  SmallVector<Value> inlineDecode(bool biased, Value bits, Value evenScale,
                                   Value oddScale) {
     if (onHost)
-      return hostDecode(ptx, bits, evenScale, oddScale);
+      return hostDecode(biased, bits, evenScale, oddScale);
+    const char *ptx = biased ? kHopperDecodePTX : kHopperDecodeFoldedPTX;
     MLIRContext *context = builder.getContext();
     Type i32 = builder.getI32Type();
     auto structType =
@@ -183,7 +186,7 @@ private:
   /// The PTX sequences (kHopperDecodePTX and the folded one) as integer
   /// operations and bf16 multiplies rounded to nearest even, which is what
   /// mul.rn.bf16x2 does.
-  SmallVector<Value> hostDecode(const char *ptx, Value x, Value evenScale,
+  SmallVector<Value> hostDecode(bool biased, Value x, Value evenScale,
                                 Value oddScale) {
     auto masked = [&](Value v, uint32_t mask) {
       return arith::AndIOp::create(builder, loc, v,
@@ -217,7 +220,6 @@ private:
     auto multiply = [&](Value a, Value b) {
       return e.bor(laneProduct(a, b, 0), laneProduct(a, b, 1));
     };
-    const bool biased = std::string_view(ptx).find("bias") != std::string_view::npos;
     for (int64_t slot = 0; slot < 4; ++slot) {
       if (biased)
         pairs[slot] = multiply(pairs[slot], e.i32(0x7E807E80));
@@ -239,7 +241,7 @@ private:
   /// The exact path for every code: bias, then scale, then OCP's NaN.
   SmallVector<Value> unfolded(Value bits, Value evenCode, Value oddCode) {
     SmallVector<Value> pairs = inlineDecode(
-        kHopperDecodePTX, bits, scalePair(evenCode), scalePair(oddCode));
+        /*biased=*/true, bits, scalePair(evenCode), scalePair(oddCode));
     for (int64_t slot = 0; slot < 4; ++slot) {
       Value code = slot % 2 == 0 ? evenCode : oddCode;
       Value isNaN = arith::CmpIOp::create(
@@ -306,6 +308,30 @@ static Value loadScaleCode(Emitter &e, HopperScaleAttr scales,
                                 g.scaleShape, 8, index);
 }
 
+/// `buffer` (one of the op's operands) as the kernel argument type `type`:
+/// a cast, or for the value bytes a view as 32-bit words (same memory,
+/// 4-byte aligned).
+static Value viewAsKernelArgument(OpBuilder &builder, Location loc,
+                                  const HopperDequantizeGeometry &g,
+                                  Value buffer, Type type) {
+  auto asType = cast<MemRefType>(type);
+  auto from = cast<MemRefType>(buffer.getType());
+  if (from.getElementType() == asType.getElementType())
+    return buffer.getType() == asType
+               ? buffer
+               : memref::CastOp::create(builder, loc, asType, buffer)
+                     .getResult();
+  Value flat = from.hasStaticShape()
+                   ? buffer
+                   : memref::CastOp::create(
+                         builder, loc,
+                         MemRefType::get({g.words * 4}, from.getElementType()),
+                         buffer)
+                         .getResult();
+  return memref::ViewOp::create(builder, loc, asType, flat,
+                                Emitter(builder, loc).index(0), ValueRange());
+}
+
 /// Replaces `op` by the launch of `function` on `blocks` x `threads`, its
 /// operands viewed as the kernel's argument types.
 static void replaceByLaunch(DequantizeStorageOp op, gpu::GPUFuncOp function,
@@ -315,24 +341,8 @@ static void replaceByLaunch(DequantizeStorageOp op, gpu::GPUFuncOp function,
   Location loc = op.getLoc();
   Emitter host(builder, loc);
   ArrayRef<Type> types = function.getArgumentTypes();
-  auto viewAs = [&](Value buffer, Type type) -> Value {
-    auto asType = cast<MemRefType>(type);
-    auto from = cast<MemRefType>(buffer.getType());
-    if (from.getElementType() == asType.getElementType())
-      return buffer.getType() == asType
-                 ? buffer
-                 : memref::CastOp::create(builder, loc, asType, buffer)
-                       .getResult();
-    // The value bytes as 32-bit words: same memory, 4-byte aligned.
-    Value flat = from.hasStaticShape()
-                     ? buffer
-                     : memref::CastOp::create(
-                           builder, loc,
-                           MemRefType::get({g.words * 4}, from.getElementType()),
-                           buffer)
-                           .getResult();
-    return memref::ViewOp::create(builder, loc, asType, flat, host.index(0),
-                                  ValueRange());
+  auto viewAs = [&](Value buffer, Type type) {
+    return viewAsKernelArgument(builder, loc, g, buffer, type);
   };
   Value one = host.index(1);
   gpu::LaunchFuncOp::create(
@@ -751,23 +761,8 @@ bool mlir::microscale::emulateHopperDequantizeOnHost(
   Emitter e(builder, loc);
   // The kernel's arguments as views of the op's buffers.
   SmallVector<Type> types = kernelArguments(context, g);
-  auto viewAs = [&](Value buffer, Type type) -> Value {
-    auto asType = cast<MemRefType>(type);
-    auto from = cast<MemRefType>(buffer.getType());
-    if (from.getElementType() == asType.getElementType())
-      return buffer.getType() == asType
-                 ? buffer
-                 : memref::CastOp::create(builder, loc, asType, buffer)
-                       .getResult();
-    Value flat = from.hasStaticShape()
-                     ? buffer
-                     : memref::CastOp::create(
-                           builder, loc,
-                           MemRefType::get({g.words * 4}, from.getElementType()),
-                           buffer)
-                           .getResult();
-    return memref::ViewOp::create(builder, loc, asType, flat, e.index(0),
-                                  ValueRange());
+  auto viewAs = [&](Value buffer, Type type) {
+    return viewAsKernelArgument(builder, loc, g, buffer, type);
   };
   Value words = viewAs(op.getValues(), types[0]);
   Value scaleBuffer = viewAs(op.getScales(), types[1]);

@@ -337,15 +337,11 @@ public:
     return x;
   }
 
-  /// Bit i of x moves to bit map[i] (map[i] < 0: from bit i of the
-  /// result's `from` table), grouped by distance: a mask, a shift and an or
-  /// per distance.
-  Value permuteBits(Value x, ArrayRef<int> map) {
-    std::map<int, uint32_t> masks;
-    for (int i = 0; i < 32; ++i)
-      masks[map[i] - i] |= uint32_t(1) << i;
+  /// Bit i of x moves to bit map[i]: a mask, a shift and an or per
+  /// distance (shiftMasks).
+  Value permuteBits(Value x, const std::array<int8_t, 32> &map) {
     Value result;
-    for (auto [distance, mask] : masks) {
+    for (auto [distance, mask] : shiftMasks(map)) {
       Value part = shift(arith::AndIOp::create(
                              b, loc, x,
                              e.i32(static_cast<int32_t>(mask))),
@@ -489,14 +485,12 @@ public:
                                plan.swizzleA)}));
       if (g.sourceWordMap)
         for (Value &reg : regs)
-          reg = permuteBits(reg, SmallVector<int>(g.sourceWordMap->begin(),
-                                                  g.sourceWordMap->end()));
+          reg = permuteBits(reg, *g.sourceWordMap);
       std::array<int, kHeldBits> state = plan.sourceState;
       route(regs, state);
       if (g.destWordMap)
         for (Value &reg : regs)
-          reg = permuteBits(reg, SmallVector<int>(g.destWordMap->begin(),
-                                                  g.destWordMap->end()));
+          reg = permuteBits(reg, *g.destWordMap);
       for (int64_t r = 0; r < kWordsPerThread; ++r)
         memref::StoreOp::create(
             b, loc, regs[r], bBuffer,
@@ -521,12 +515,12 @@ private:
       if (p < 3) {
         // Within each word: nibble slot i takes slot i with bits 0 and p
         // exchanged.
-        SmallVector<int> map(32);
+        std::array<int8_t, 32> map;
         for (int slot = 0; slot < 8; ++slot) {
           int low = slot & 1, high = (slot >> p) & 1;
           int to = (slot & ~1 & ~(1 << p)) | high | (low << p);
           for (int bit = 0; bit < 4; ++bit)
-            map[4 * slot + bit] = 4 * to + bit;
+            map[4 * slot + bit] = static_cast<int8_t>(4 * to + bit);
         }
         for (Value &reg : regs)
           reg = permuteBits(reg, map);

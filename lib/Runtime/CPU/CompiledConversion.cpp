@@ -1,5 +1,6 @@
 //===- CompiledConversion.cpp - A layout conversion JIT-compiled ----------===//
 #include "microscale/Runtime/CPU/CompiledConversion.h"
+#include "microscale/Dialect/Microscale/Transforms/StorageConversion.h"
 
 #include "microscale/Conversion/CPU/Pipeline.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -8,7 +9,6 @@
 #include "mlir/ExecutionEngine/MemRefUtils.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -43,29 +43,12 @@ CompiledConversion::compile(QTensorType from, QTensorType to, StoragePart part,
                        MicroscaleDialect>();
 
   // func @convert(%src: memref<?xi8>, %dst: memref<?xi8>, %begin, %end)
-  OpBuilder builder(context);
-  Location loc = builder.getUnknownLoc();
-  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  builder.setInsertionPointToEnd(module->getBody());
-  auto bytes = MemRefType::get({ShapedType::kDynamic}, builder.getI8Type());
-  auto function = func::FuncOp::create(
-      builder, loc, "convert",
-      builder.getFunctionType({bytes, bytes, builder.getIndexType(),
-                               builder.getIndexType()},
-                              {}));
-  function->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
-  Block *body = function.addEntryBlock();
-  builder.setInsertionPointToEnd(body);
-  ConvertStorageOp::create(
-      builder, loc, StoragePartAttr::get(context, part), body->getArgument(0),
-      body->getArgument(1), ValueRange{body->getArgument(2), body->getArgument(3)},
-      TypeAttr::get(from), TypeAttr::get(to));
-  func::ReturnOp::create(builder, loc);
-  if (failed(mlir::verify(*module))) {
-    error = "the conversion does not verify (are the two types the same "
-            "logical tensor?)";
+  OwningOpRef<ModuleOp> module =
+      buildConversionModule(from, to, part, /*unitRange=*/true, error);
+  if (!module)
     return nullptr;
-  }
+  cast<func::FuncOp>(module->lookupSymbol("convert"))
+      ->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
 
   if (prepare && failed(prepare(*module))) {
     error = "preparing the conversion's module failed";

@@ -421,15 +421,6 @@ private:
   SmallVector<int> vec;
 };
 
-/// A word bit map as one mask per distance (map[i] - i): applying it costs
-/// a mask, a shift and an or per entry.
-std::map<int, uint32_t> shiftMasks(const std::array<int8_t, 32> &map) {
-  std::map<int, uint32_t> masks;
-  for (int i = 0; i < 32; ++i)
-    masks[map[i] - i] |= uint32_t(1) << i;
-  return masks;
-}
-
 /// Operations per block, roughly as the host executes them.
 int64_t estimateCost(const BlockConversionPlan &plan) {
   int64_t cost = 0;
@@ -1127,4 +1118,12 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
   // anything the caller stores next.
   if (streaming)
     LLVM::FenceOp::create(builder, loc, LLVM::AtomicOrdering::seq_cst);
+}
+
+std::map<int, uint32_t>
+mlir::microscale::shiftMasks(const std::array<int8_t, 32> &map) {
+  std::map<int, uint32_t> masks;
+  for (int i = 0; i < 32; ++i)
+    masks[map[i] - i] |= uint32_t(1) << i;
+  return masks;
 }

@@ -2,7 +2,9 @@
 #include "microscale/Dialect/Microscale/Transforms/StorageConversion.h"
 
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Verifier.h"
 
 using namespace mlir;
 using namespace mlir::microscale;
@@ -63,4 +65,34 @@ bool StorageConversion::buildReferences(
   fromMap = from.buildReference(shape, bits, &error);
   toMap = to.buildReference(shape, bits, &error);
   return fromMap && toMap;
+}
+
+OwningOpRef<ModuleOp> mlir::microscale::buildConversionModule(
+    QTensorType from, QTensorType to, StoragePart part, bool unitRange,
+    std::string &error) {
+  MLIRContext *context = from.getContext();
+  context->loadDialect<func::FuncDialect, MicroscaleDialect>();
+  OpBuilder builder(context);
+  Location loc = builder.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  auto bytes = MemRefType::get({ShapedType::kDynamic}, builder.getI8Type());
+  SmallVector<Type> arguments = {bytes, bytes};
+  if (unitRange)
+    arguments.append(2, builder.getIndexType());
+  auto function = func::FuncOp::create(
+      builder, loc, "convert", builder.getFunctionType(arguments, {}));
+  Block *body = function.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+  ConvertStorageOp::create(
+      builder, loc, StoragePartAttr::get(context, part), body->getArgument(0),
+      body->getArgument(1), body->getArguments().drop_front(2),
+      TypeAttr::get(from), TypeAttr::get(to));
+  func::ReturnOp::create(builder, loc);
+  if (failed(mlir::verify(*module))) {
+    error = "the conversion does not verify (are the two types the same "
+            "logical tensor?)";
+    return nullptr;
+  }
+  return module;
 }

@@ -34,6 +34,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <array>
+#include <map>
 #include <cstdint>
 #include <optional>
 
@@ -107,6 +108,11 @@ planBlockConversion(const ::microscale::ref::Layout &from,
 std::optional<llvm::SmallVector<int>>
 getBlockAddressBits(const ::microscale::ref::Layout &layout,
                     int64_t blockRows, int64_t blockCols);
+
+/// A word bit map (bit i moves to bit map[i]) as one mask of source bits
+/// per distance map[i] - i: applying it costs a mask, a shift and an or per
+/// entry.
+std::map<int, uint32_t> shiftMasks(const std::array<int8_t, 32> &map);
 
 /// Emits loops over bands [bandBegin, bandEnd) that convert `source` into
 /// `dest` (1-D i8 memrefs) as `plan` says. With `useGFNI` (x86 GFNI, and

@@ -44,6 +44,16 @@ struct StorageConversion {
 
 };
 
+/// A module with one function @convert(%src: memref<?xi8>, %dst:
+/// memref<?xi8>[, %begin: index, %end: index]) holding one convert_storage
+/// of `part` from `from` to `to` (over the unit range [%begin, %end) with
+/// `unitRange`, else whole), for the compilers that run one conversion (the
+/// host JIT, the CUDA compiler). Null, with `error` set, when it does not
+/// verify.
+OwningOpRef<ModuleOp> buildConversionModule(QTensorType from, QTensorType to,
+                                            StoragePart part, bool unitRange,
+                                            std::string &error);
+
 } // namespace mlir::microscale
 
 #endif

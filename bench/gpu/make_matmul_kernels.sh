@@ -1,56 +1,96 @@
 #!/usr/bin/env bash
 # Generates the bf16 x MXFP4 matmul kernels (mixed_matmul_storage through
 # microscale-gpu-to-ptx) of the matmul benchmark as cubins (ptxas here):
-# small correctness shapes and issue 8's benchmark shapes.
+# small correctness shapes, issue 8's benchmark shapes and its MoE case.
 #   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR [sweep]
-# With "sweep", the decode shapes instead, at every split-K and unroll.
+# With "sweep", the decode shapes instead, at several tilings.
+# cases.txt: m k n threads name gridX gridY gridZ experts tokens.
 set -euo pipefail
 mx_opt="$1" out="$2" mode="${3:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$out"
 : > "$out/cases.txt"
-emit() { # M K N [split unroll max-registers]
-  local m=$1 k=$2 n=$3 split=${4:-0} unroll=${5:-0} regs=${6:-0}
-  local name="mm_$1_$2_$3_s${split}_u${unroll}_r${regs}"
-  local options="matmul-split-k=$split matmul-unroll=$unroll matmul-max-registers=$regs"
-  local type="!microscale.qtensor<${k}x${n}, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>"
-  local vbytes=$((k * n / 2)) sbytes=$((k / 32 * n))
-  cat > "$out/$name.mlir" <<MLIR
+# M K N [experts tokens [split unroll warp-columns warp-rows column-warps
+#        activation-stages max-registers]]
+# A ragged (MoE) case has M ragged rows: `tokens` activation rows, each
+# routed to M / tokens experts, read through a gather.
+emit() {
+  local m=$1 k=$2 n=$3 experts=${4:-0} tokens=${5:-$1}
+  local split=${6:-0} unroll=${7:-0} cols=${8:-0} rows=${9:-0}
+  local cwarps=${10:-0} stages=${11:-0} regs=${12:-0}
+  local name="mm_${m}_${k}_${n}_e${experts}_s${split}_u${unroll}_c${cols}_w${rows}_b${cwarps}_a${stages}_r${regs}"
+  local options="matmul-split-k=$split matmul-unroll=$unroll matmul-warp-columns=$cols matmul-warp-rows=$rows matmul-column-warps=$cwarps matmul-activation-stages=$stages matmul-max-registers=$regs"
+  local batches=$(( experts > 0 ? experts : 1 ))
+  local vbytes=$((batches * k * n / 2)) sbytes=$((batches * k / 32 * n))
+  if [ "$experts" -gt 0 ]; then
+    local type="!microscale.qtensor<${experts}x${k}x${n}, mxfp4, axis = 1, values = #microscale.strided<major_dim = -2>>"
+    cat > "$out/$name.mlir" <<MLIR
+func.func @mm(%a: memref<${tokens}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<${m}x${n}xbf16>, %off: memref<${experts}xi32>, %cnt: memref<${experts}xi32>, %gather: memref<${m}xi32>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<${experts}xi32>, memref<${experts}xi32>) gather(%gather : memref<${m}xi32>) : memref<${tokens}x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<${m}x${n}xbf16>
+  return
+}
+MLIR
+  else
+    local type="!microscale.qtensor<${k}x${n}, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>"
+    cat > "$out/$name.mlir" <<MLIR
 func.func @mm(%a: memref<${m}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<${m}x${n}xbf16>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<${m}x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<${m}x${n}xbf16>
   return
 }
 MLIR
+  fi
   local pipeline="builtin.module(microscale-convert-storage-to-gpu{$options},microscale-gpu-to-ptx"
   "$mx_opt" "$out/$name.mlir" --pass-pipeline="$pipeline{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
   python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
   mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
-  # The block size the compiler chose (split K) is the kernel's .reqntid.
+  # The block size the compiler chose (split K) is the kernel's .reqntid;
+  # the grid is the launch's.
   "$mx_opt" "$out/$name.mlir" --pass-pipeline="$pipeline)" > "$out/$name.lowered.mlir"
   python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
   local threads grid
   threads=$(grep -oE '\.(req|max)ntid [0-9]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
-  grid=$(grep -oE 'blocks in \(%c[0-9]+' "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
+  grid=$(grep -oE 'blocks in \([^)]*\)' "$out/$name.lowered.mlir" |
+         grep -oE '%c[0-9]+' | sed 's/%c//' | tr '\n' ' ')
   rm "$out/$name.lowered.mlir" "$out/$name.mlir" "$out/microscale_kernels.ptx"
-  echo "$m $k $n $threads $name $grid" >> "$out/cases.txt"
+  echo "$m $k $n $threads $name ${grid}$experts $tokens" >> "$out/cases.txt"
 }
 if [ "$mode" = sweep ]; then
-  emit 5 512 96 2 2 64  # a correctness shape: codes across 128
+  emit 5 512 96  # a correctness shape: codes across 128
+  emit 40 512 96 8 10 0 0 0 0 0 3  # staged, ragged, depth 3
+  # split unroll warp-columns warp-rows column-warps activation-stages
   for kn in "8192 8192" "14336 4096"; do
-    for config in "0 2 0" "0 1 0" "0 1 64" "0 1 80" "0 2 80" "0 2 96" "16 1 64"; do
-      emit 16 $kn $config
+    for config in "0 0 0 0 0 0" "0 0 0 0 0 3" "0 0 0 0 0 4" "0 0 0 0 2 0" \
+                  "0 0 0 0 8 2" "2 0 0 0 4 4" "0 0 32 0 2 0" "0 0 0 8 4 0"; do
+      emit 16 $kn 0 16 $config
+    done
+    for config in "0 0 0 0 0 0" "0 0 0 0 4 2" "0 0 0 0 4 4" "0 0 16 0 4 2"; do
+      emit 1 $kn 0 1 $config
     done
   done
+  for config in "0 0 0 0 0 0" "0 0 0 0 0 4" "0 0 0 0 2 0" "0 0 0 0 8 0" \
+                "0 0 32 0 4 0" "0 0 0 8 4 0" "0 0 0 0 0 1" "2 0 0 0 4 2"; do
+    emit 512 4096 4096 32 128 $config
+  done
+  for config in "0 0 0 0 0 0" "0 0 0 0 0 1" "0 0 0 0 8 2"; do
+    emit 64 8192 8192 0 64 $config
+  done
 else
-  # Correctness: M = 1, M not a multiple of 16, N not a multiple of 16.
+  # Correctness: M = 1, M not a multiple of 8 or 16, N not a multiple of
+  # 16 or 32, K not a multiple of 128; a small ragged product.
   emit 1 256 64
   emit 5 512 96
   emit 33 1024 200
   emit 130 512 136
+  emit 3 320 40
+  emit 40 512 96 8 10
+  emit 40 512 96 8 10 0 0 0 0 0 1  # the same, activations unstaged
+  emit 16 1024 256 0 16 0 0 0 0 0 1  # M = 16 unstaged
   for kn in "4096 4096" "8192 8192" "4096 14336" "14336 4096"; do
     for m in 1 16 64 256 4096; do
       emit $m $kn
     done
   done
+  # The MoE case: 32 experts [32, 4096, 4096], top-4 of 128 tokens.
+  emit 512 4096 4096 32 128
 fi
 echo "kernels in $out"

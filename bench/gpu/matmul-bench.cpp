@@ -11,7 +11,9 @@
 //    median over 15 rounds of the time per launch. The decode floor: the
 //    FP4 weight and its scales read once at the device-to-device copy
 //    bandwidth measured in the same run.
-// Prints one CSV line per case: m,k,n,ours_us,floor_us,rel_error,split_k,kernel.
+// Prints one CSV line per case:
+// m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,weight_tb_s
+// (weight_tb_s: the weight's and scales' bytes over our time).
 //
 //   g++ -O2 -std=c++17 -Iinclude bench/gpu/matmul-bench.cpp lib/Reference/*.cpp
 //       lib/Runtime/CUDA/CudaDriver.cpp -ldl -o matmul-bench
@@ -52,21 +54,54 @@ int main(int argc, char **argv) {
   driver.free(copyA);
   driver.free(copyB);
   std::printf("# copy bandwidth %.2f TB/s (read + write)\n", bandwidth / 1e12);
-  std::printf("m,k,n,ours_us,floor_us,rel_error,split_k,kernel\n");
+  std::printf("m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,weight_tb_s\n");
 
   std::ifstream cases(dir + "/cases.txt");
-  int64_t m, k, n, threads;
+  // A case: m k n threads name gridX gridY gridZ experts tokens. Dense
+  // products have experts = 0 and tokens = m; a ragged (MoE) product has
+  // m ragged rows, `tokens` activation rows each routed to m / tokens
+  // distinct experts (top-k), rows grouped by expert, read through a gather.
+  int64_t m, k, n, threads, experts, tokens;
   std::string name;
   int failures = 0;
   std::mt19937 rng(8);
-  unsigned compilerGridX = 0;
-  while (cases >> m >> k >> n >> threads >> name >> compilerGridX) {
+  unsigned gridX = 0, gridY = 0, gridZ = 0;
+  while (cases >> m >> k >> n >> threads >> name >> gridX >> gridY >> gridZ >>
+         experts >> tokens) {
+    const int64_t batches = experts ? experts : 1;
     std::normal_distribution<float> gauss(0.0f, 1.0f);
-    std::vector<uint16_t> a(m * k);
+    std::vector<uint16_t> a(tokens * k);
     for (auto &x : a)
       x = ref::toBF16Bits(gauss(rng));
-    // K-major weight storage: column n's K/2 bytes, low nibble = even K.
-    std::vector<uint8_t> values(k * n / 2), scaleCodes(k / 32 * n);
+    // The routing: each token to topk distinct experts, rows by expert.
+    std::vector<int32_t> offsets(batches), counts(batches), gather;
+    std::vector<int64_t> expertOfRow;
+    if (experts) {
+      const int64_t topk = m / tokens;
+      std::vector<std::vector<int32_t>> byExpert(experts);
+      for (int64_t t = 0; t < tokens; ++t) {
+        std::vector<int32_t> chosen;
+        while (static_cast<int64_t>(chosen.size()) < topk) {
+          int32_t e = static_cast<int32_t>(rng() % experts);
+          if (std::find(chosen.begin(), chosen.end(), e) == chosen.end())
+            chosen.push_back(e);
+        }
+        for (int32_t e : chosen)
+          byExpert[e].push_back(static_cast<int32_t>(t));
+      }
+      for (int64_t e = 0; e < experts; ++e) {
+        offsets[e] = static_cast<int32_t>(gather.size());
+        counts[e] = static_cast<int32_t>(byExpert[e].size());
+        for (int32_t t : byExpert[e]) {
+          gather.push_back(t);
+          expertOfRow.push_back(e);
+        }
+      }
+    }
+    // K-major weight storage: column n's K/2 bytes, low nibble = even K
+    // (per expert, experts one after the other).
+    std::vector<uint8_t> values(batches * k * n / 2),
+        scaleCodes(batches * (k / 32) * n);
     for (auto &b : values)
       b = static_cast<uint8_t>(rng());
     // Benchmark shapes: real weights' scales (2^-7 .. 2^0). Small shapes:
@@ -77,12 +112,12 @@ int main(int argc, char **argv) {
       s = static_cast<uint8_t>(small ? (rng() % 10 == 0 ? rng() % 3
                                                          : 100 + rng() % 61)
                                      : 120 + rng() % 8);
-    auto weight = [&](int64_t kk, int64_t nn) {
-      uint8_t byte = values[nn * (k / 2) + kk / 2];
+    auto weight = [&](int64_t e, int64_t kk, int64_t nn) {
+      uint8_t byte = values[((e * n + nn) * k + kk) / 2];
       uint8_t code = kk % 2 ? byte >> 4 : byte & 0xF;
       return ref::decode(ref::ScalarFormat::E2M1, code) *
              ref::decode(ref::ScalarFormat::E8M0,
-                         scaleCodes[(kk / 32) * n + nn]);
+                         scaleCodes[(e * (k / 32) + kk / 32) * n + nn]);
     };
     const float globalScale = 1.0f;
 
@@ -102,18 +137,27 @@ int main(int argc, char **argv) {
       driver.copyToDevice(dv[c], values.data(), values.size());
       driver.copyToDevice(ds[c], scaleCodes.data(), scaleCodes.size());
     }
+    cuda::DevicePtr doffsets = 0, dcounts = 0, dgather = 0;
+    if (experts) {
+      doffsets = driver.allocate(experts * 4);
+      dcounts = driver.allocate(experts * 4);
+      dgather = driver.allocate(gather.size() * 4);
+      driver.copyToDevice(doffsets, offsets.data(), experts * 4);
+      driver.copyToDevice(dcounts, counts.data(), experts * 4);
+      driver.copyToDevice(dgather, gather.data(), gather.size() * 4);
+    }
     driver.copyToDevice(da, a.data(), a.size() * 2);
     driver.memset(dout, 0xFF, m * n * 2); // poison: bf16 NaN
     float g = globalScale;
     std::vector<std::vector<void *>> args(copies);
-    for (int c = 0; c < copies; ++c)
+    for (int c = 0; c < copies; ++c) {
       args[c] = {&da, &dv[c], &ds[c], &dout, &g};
-    // The launch the compiler emits: one block of `threads` (split-K warps)
-    // per 16 (or 8) columns and 16 rows (cases.txt records its grid).
-    const unsigned gridX = compilerGridX;
-    const unsigned gridY = static_cast<unsigned>((m + 15) / 16);
+      if (experts)
+        args[c].insert(args[c].end(), {&doffsets, &dcounts, &dgather});
+    }
+    // The launch the compiler emits (cases.txt records its grid).
     const unsigned block = static_cast<unsigned>(threads);
-    driver.launch(kernel, gridX, gridY, block, args[0], nullptr);
+    driver.launch(kernel, gridX, gridY, gridZ, block, args[0], nullptr);
     driver.synchronize();
     std::vector<uint16_t> out(m * n);
     driver.copyToHost(out.data(), dout, out.size() * 2);
@@ -123,8 +167,10 @@ int main(int argc, char **argv) {
     double errorNorm = 0, refNorm = 0;
     auto check = [&](int64_t i, int64_t j) {
       double want = 0;
+      const int64_t e = experts ? expertOfRow[i] : 0;
+      const int64_t row = experts ? gather[i] : i;
       for (int64_t kk = 0; kk < k; ++kk)
-        want += double(ref::fromBF16Bits(a[i * k + kk])) * weight(kk, j);
+        want += double(ref::fromBF16Bits(a[row * k + kk])) * weight(e, kk, j);
       want *= globalScale;
       const double have = ref::fromBF16Bits(out[i * n + j]);
       errorNorm += (have - want) * (have - want);
@@ -149,16 +195,17 @@ int main(int argc, char **argv) {
             driver,
             [&] {
               for (int i = 0; i < perRound; ++i)
-                driver.launch(kernel, gridX, gridY, block, args[i % copies],
-                              nullptr);
+                driver.launch(kernel, gridX, gridY, gridZ, block,
+                              args[i % copies], nullptr);
             },
             2, 15) /
         perRound;
     // The decode floor: the weight and its scales read once.
     const double floorUs = (values.size() + scaleCodes.size()) / bandwidth * 1e6;
-    std::printf("%lld,%lld,%lld,%.2f,%.2f,%.2e,%u,%s\n", (long long)m,
-                (long long)k, (long long)n, ours * 1e3, floorUs, relError,
-                block / 32, name.c_str());
+    std::printf("%lld,%lld,%lld,%.2f,%.2f,%.2e,%u,%s,%lld,%.2f\n",
+                (long long)m, (long long)k, (long long)n, ours * 1e3, floorUs,
+                relError, block / 32, name.c_str(), (long long)experts,
+                weightBytes / (ours * 1e-3) / 1e12);
     std::fflush(stdout); // a later hang must not lose the lines so far
     for (int c = 0; c < copies; ++c) {
       driver.free(dv[c]);
@@ -166,6 +213,11 @@ int main(int argc, char **argv) {
     }
     driver.free(da);
     driver.free(dout);
+    if (experts) {
+      driver.free(doffsets);
+      driver.free(dcounts);
+      driver.free(dgather);
+    }
     driver.unloadModule(module);
     if (!driver.ok()) {
       std::printf("CUDA error: %s\n", driver.getError().c_str());

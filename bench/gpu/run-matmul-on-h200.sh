@@ -13,7 +13,8 @@ kernels="${KERNELS:-bench/gpu/kernels-mm}"
 # A kernel that hangs (a collective op under divergence, say) must not eat
 # the lease: 150 s is several times the whole run.
 timeout 150 /tmp/matmul-bench "$kernels" > "$out/ours.csv" || status=$?
-sort -u -k1,3 "$kernels/cases.txt" > /tmp/shapes.txt
+# Dense shapes only: cuBLAS has no ragged product to compare with.
+awk '$9 == 0' "$kernels/cases.txt" | sort -u -k1,3 > /tmp/shapes.txt
 python3 bench/gpu/cublas-matmul.py /tmp/shapes.txt > "$out/cublas.csv"
 python3 - "$out/ours.csv" "$out/cublas.csv" <<'PY'
 import csv, sys
@@ -24,13 +25,23 @@ cublas = {(r["m"], r["k"], r["n"]): r for r in csv.DictReader(open(sys.argv[2]))
 print("| M | K | N | kernel | split K | ours (us) | cuBLAS BF16 (us) | cuBLAS / ours | decode floor (us) | floor / ours | rel. error |")
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 for name, r in ours.items():
+    if r["experts"] != "0":
+        continue
     key = (r["m"], r["k"], r["n"])
     c = float(cublas[key]["cublas_us"]); o = float(r["ours_us"]); f = float(r["floor_us"])
     print(f"| {key[0]} | {key[1]} | {key[2]} | {name} | {r['split_k']} | {o:.1f} | {c:.1f} | {c / o:.2f}x | {f:.1f} | {f / o:.0%} | {r['rel_error']} |")
+moe = [(n, r) for n, r in ours.items() if r["experts"] != "0"]
+if moe:
+    print()
+    print("| ragged rows | K | N | experts | kernel | split K | ours (us) | weight bytes / time (TB/s) | floor (us) | floor / ours | rel. error |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, r in moe:
+        o = float(r["ours_us"]); f = float(r["floor_us"])
+        print(f"| {r['m']} | {r['k']} | {r['n']} | {r['experts']} | {name} | {r['split_k']} | {o:.1f} | {r['weight_tb_s']} | {f:.1f} | {f / o:.0%} | {r['rel_error']} |")
 PY
 # SASS of the decode-shaped kernel, when this kernel set has it: the
 # instruction mix of the whole kernel.
-sass_cubin="$kernels/mm_16_8192_8192_s0_u0_r0.cubin"
+sass_cubin="$kernels/mm_16_8192_8192_e0_s0_u0_c0_w0_b0_a0_r0.cubin"
 if [ -f "$sass_cubin" ]; then
   cuobjdump --dump-sass "$sass_cubin" > "$out/mm_16_8192_8192.sass"
   echo "SASS opcodes, mm_16_8192_8192 (whole kernel):"

@@ -1,41 +1,59 @@
 //===- ConvertMixedMatmulToGPU.cpp - BF16 x MXFP4 on NVIDIA tensor cores --===//
 //
 // mixed_matmul_storage (bf16 activations [M, K] times an MXFP4 weight
-// [K, N] stored K-major) as one kernel of mma.sync m16n8k16 (bf16 in, f32
-// accumulators), the weight dequantized in registers.
+// [K, N], or [E, K, N] experts with ragged row slices, stored K-major) as
+// one kernel of mma.sync m16n8k16 (bf16 in, f32 accumulators), the weight
+// dequantized in registers.
 //
-// Operand order. A thread (group g = lane / 4, q = lane % 4) of an
-// m16n8k16 holds B values at logical k = 2q, 2q+1 (register 0) and 2q+8,
-// 2q+9 (register 1) of column g, and the matching A values of rows g and
-// g+8. Any permutation of K applied to both operands leaves the product
-// unchanged, so the kernel chooses one that makes every load wide and the
-// decode short. In a 64-wide K chunk, thread q owns the 16 K values
-// 16q .. 16q+15: one 8-byte load of its column's weight bytes 8q .. 8q+7
-// (the K-major storage) and two 16-byte loads of each of its two activation
-// rows. At step j = 2h + p (0..3) it uses weight bytes 4h+p and 4h+p+2:
-// register 0 gets their low nibbles (K = 16q + 8h + 2p + {0, 4}), register
-// 1 their high nibbles (+ {1, 5}), and the A registers pair the same K
-// values (a byte permute of two loaded words). The 16 values a thread decodes per
-// chunk share one scale (K block 2c + q/2).
+// Operand roles. The weight is the A operand (its 16 rows are 16 weight
+// columns) and the activations are B (its 8 columns are 8 activation rows):
+// the product computes out^T. At decode sizes (M <= 16) this is what keeps
+// the activation traffic low: a thread holds one activation row per 8 rows
+// instead of two per 16, and one decoded weight fragment feeds every 8-row
+// tile of the warp.
 //
-// Decode, per half of a 4-byte weight word: bytes p and p+2 already sit in
-// the word's two 16-bit lanes, so shifts and masks put each lane's nibble
-// sign at bf16 bit 15 and its exponent-mantissa bits at bits 8..6: the FP4
-// value times 2^-126, exactly. One mul.rn.bf16x2 by 2^(s-1) then gives the
-// exact bf16 value for scale codes s <= 128 (scales up to 2); a warp
-// whose group of chunks has a larger code takes the exact two-multiply
-// path instead (2^126, then 2^(s-127); a warp vote keeps the choice uniform,
-// as mma.sync needs the whole warp), so every code (0 and NaN included)
-// is right: bf16 has f32's exponent range, and these products have two
-// significant bits.
+// Operand order. In an m16n8k16 a thread (group g = lane / 4, q = lane % 4)
+// holds A's rows g and g+8 and B's column g at the K slots 2q, 2q+1, 2q+8,
+// 2q+9. Any permutation of K applied to both operands leaves the product
+// unchanged, so the kernel picks one that makes every load wide and the
+// decode short: in a K chunk of 128 (64 when K is not a multiple of 128)
+// thread q owns the 32 (16) consecutive K values starting at 32q (16q):
+// one 16-byte (8-byte) load of each of its two weight columns (the K-major
+// storage), and 16-byte loads of its activation row. For step j = 2h + p
+// it uses weight word h's bytes p and p+2, which already sit in the word's
+// two 16-bit lanes: register a0 (a1 for column g+8) gets their low nibbles,
+// K = 8h + 2p + {0, 4}; a2 (a3) their high nibbles, + {1, 5}. The B
+// registers pair the same K values from the loaded activation words (a byte
+// permute of two words). All 32 (16) K values of a thread share one scale.
 //
-// Split K: a block is `split` warps on the same 16 (or 8) columns and 16
-// rows, each over its own range of K chunks; their f32 partial sums meet in
-// shared memory and the first warp adds them in warp order and stores. The
-// split is chosen so that about 16 warps per SM are busy on decode shapes.
-// Loads of `unroll` chunks are issued before their mmas so that several are
-// in flight. Not yet: reuse of the dequantized weight across row tiles (a
-// large M rereads the weight per 16 rows), asynchronous copies, wgmma.
+// Decode: shifts and masks put each lane's nibble sign at bf16 bit 15 and
+// its exponent-mantissa bits at bits 8..6: the FP4 value times 2^-126,
+// exactly. One mul.rn.bf16x2 by 2^(s-1) then gives the exact bf16 value for
+// scale codes s <= 128 (scales up to 2); a warp whose chunk has a larger
+// code takes the exact two-multiply path instead (2^126, then 2^(s-127); a
+// warp vote keeps the choice uniform, as mma.sync needs the whole warp), so
+// every code (0 and NaN included) is right: bf16 has f32's exponent range,
+// and these products have two significant bits.
+//
+// Memory-level parallelism. Decode shapes are bound by how many weight
+// bytes are in flight, so the K loop is software-pipelined in registers:
+// the loads of stage i+1 are issued before the products of stage i, and the
+// last stage is peeled, so that a warp always has a stage of loads
+// outstanding while it computes.
+//
+// Split K: a block is `split` warps on the same columns and rows, each over
+// its own range of K chunks; their f32 partial sums meet in shared memory
+// and the first warp adds them in warp order and stores (a fixed order: the
+// result does not depend on scheduling).
+//
+// Ragged experts (matmul_ogs' MoE form): grid z is the expert; a block
+// walks its expert's 8- or 16-row tiles (rows offsets[e] .. offsets[e] +
+// counts[e]) with stride gridDim.y, reading activation row gather[r] and
+// writing output row scatter[r] where those are given. Indices outside
+// their tensors are never dereferenced: such rows are skipped.
+//
+// Not yet: reuse of the dequantized weight across more than 16 rows (a
+// large M rereads the weight per 16 rows), wgmma.
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Conversion/GPU/Passes.h"
@@ -52,16 +70,63 @@ using namespace mlir::microscale;
 using namespace mlir::microscale::codegen;
 
 namespace {
-constexpr int64_t kChunkK = 64;  // K per chunk: four m16n8k16 steps
-constexpr int64_t kTileM = 16;
 constexpr int64_t kTargetWarps = 132 * 16; // H200 SMs x 16 warps
 
-/// What the kernel needs to know about the op.
-struct MixedMatmulShape {
-  int64_t m, n, k;
-  int64_t tilesPerWarp; // n8 tiles per warp
-  int64_t unroll;       // chunks whose loads are issued together
-  int64_t split;        // warps per block, each over 1/split of K
+/// The kernel's shape and tiling.
+struct MatmulPlan {
+  int64_t m, k, n;          // m: activation rows (dense) or ragged rows
+  int64_t lhsRows;          // rows of lhs (differs from m with a gather)
+  int64_t outRows;          // rows of out (differs from m with a scatter)
+  int64_t experts = 0;      // 0: dense
+  bool gather = false, scatter = false;
+  int64_t chunkK;           // K per chunk: 128, or 64
+  int64_t columnGroups;     // 16-column groups per warp: 1 or 2
+  int64_t rowTiles;         // 8-row tiles per warp: 1 or 2
+  int64_t stage;            // chunks per pipeline stage
+  int64_t split;            // warp sets per block, each over 1/split of K
+  int64_t columnWarps = 1;  // warps per block side by side on columns
+  // Activations staged through a shared-memory ring of this many chunks
+  // (cp.async; one copy serves the block's `columnWarps` warps), or 0:
+  // each warp loads its own from global memory.
+  int64_t activationDepth = 0;
+
+  int64_t wordsPerColumn() const { return chunkK / 32; } // per thread, chunk
+  int64_t warpColumns() const { return 16 * columnGroups; }
+  int64_t blockColumns() const { return warpColumns() * columnWarps; }
+  int64_t warps() const { return split * columnWarps; }
+  // The ring: [depth][split][warpRows][chunkK] bf16 (16-byte chunks of a
+  // row swizzled, see activationChunk).
+  int64_t ringElements() const {
+    return activationDepth * split * warpRows() * chunkK;
+  }
+  int64_t warpRows() const { return 8 * rowTiles; }
+  int64_t accumulators() const { return 4 * columnGroups * rowTiles; }
+};
+
+/// One chunk's loaded operands, as a thread holds them.
+struct ChunkData {
+  // [columnGroup][half: column g, g + 8][word]
+  SmallVector<Value, 16> weight;
+  // [columnGroup][half]: the E8M0 code of the thread's K block
+  SmallVector<Value, 4> scale;
+  // [rowTile][word]: bf16 pairs of the thread's K range
+  SmallVector<Value, 32> activation;
+
+  SmallVector<Value> flatten() const {
+    SmallVector<Value> all(weight.begin(), weight.end());
+    all.append(scale.begin(), scale.end());
+    all.append(activation.begin(), activation.end());
+    return all;
+  }
+  static ChunkData unflatten(const MatmulPlan &p, ValueRange all) {
+    ChunkData d;
+    const int64_t w = p.columnGroups * 2 * p.wordsPerColumn();
+    const int64_t s = p.columnGroups * 2;
+    d.weight.assign(all.begin(), all.begin() + w);
+    d.scale.assign(all.begin() + w, all.begin() + w + s);
+    d.activation.assign(all.begin() + w + s, all.end());
+    return d;
+  }
 };
 } // namespace
 
@@ -74,17 +139,20 @@ static LogicalResult checkSupported(MixedMatmulStorageOp op) {
   if (rhs.getFormat().getShortName() != "mxfp4")
     return op.emitOpError() << "NVIDIA lowering takes an mxfp4 weight, got "
                             << Attribute(rhs.getFormat());
+  const int64_t rank = rhs.getRank();
   auto strided = dyn_cast<StridedAttr>(rhs.getValueLayout());
-  if (!strided || (strided.getMajorDim() != 0 && strided.getMajorDim() != -2))
+  if (!strided || (strided.getMajorDim() != rank - 2 &&
+                   strided.getMajorDim() != -2))
     return op.emitOpError()
            << "NVIDIA lowering needs the weight values stored K-major "
-              "(#microscale.strided<major_dim = 0>), got "
+              "(#microscale.strided<major_dim = -2>), got "
            << Attribute(rhs.getValueLayout()) << "; convert_layout first";
-  const int64_t k = rhs.getShape()[0], n = rhs.getShape()[1];
-  if (k % kChunkK || n % 8 || k == 0 || n == 0)
+  const int64_t k = rhs.getShape()[rank - 2], n = rhs.getShape()[rank - 1];
+  if (k % 64 || n % 8 || k == 0 || n == 0)
     return op.emitOpError()
-           << "NVIDIA lowering needs K a positive multiple of " << kChunkK
-           << " and N of 8, got K = " << k << ", N = " << n;
+           << "NVIDIA lowering needs K a positive multiple of 64 and N of 8, "
+              "got K = "
+           << k << ", N = " << n;
   return success();
 }
 
@@ -127,61 +195,714 @@ static Value emitBF16Pair(Emitter &e, Value bits) {
       b, loc, VectorType::get({2}, b.getBF16Type()), half);
 }
 
-LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
-                                                   gpu::GPUModuleOp kernels,
-                                                   unsigned index,
-                                                   int64_t splitK,
-                                                   int64_t unroll,
-                                                   int64_t maxRegisters) {
-  if (failed(checkSupported(op)))
-    return failure();
+/// Chooses the tiling (options of 0 are chosen from the shape) or reports
+/// why the requested one cannot be used.
+static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
+                                        const MixedMatmulOptions &options) {
   QTensorType rhs = op.getRhsType();
-  MixedMatmulShape s;
-  s.k = rhs.getShape()[0];
-  s.n = rhs.getShape()[1];
-  s.m = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
-  s.tilesPerWarp = s.n % 16 == 0 ? 2 : 1;
-  const int64_t chunks = s.k / kChunkK;
-  // Two chunks in flight measured best on the H200 (docs/performance.md).
-  s.unroll = chunks % 2 == 0 ? 2 : 1;
-  if (unroll) {
-    if (unroll < 0 || chunks % unroll)
-      return op.emitOpError() << "matmul-unroll = " << unroll
-                              << " does not divide the " << chunks
-                              << " K chunks of 64";
-    s.unroll = unroll;
+  const int64_t rank = rhs.getRank();
+  MatmulPlan p;
+  p.k = rhs.getShape()[rank - 2];
+  p.n = rhs.getShape()[rank - 1];
+  p.experts = rank == 3 ? rhs.getShape()[0] : 0;
+  p.lhsRows = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
+  p.outRows = cast<MemRefType>(op.getOut().getType()).getShape()[0];
+  p.gather = static_cast<bool>(op.getGatherIndices());
+  p.scatter = static_cast<bool>(op.getScatterIndices());
+  p.m = p.gather    ? cast<MemRefType>(op.getGatherIndices().getType())
+                          .getShape()[0]
+        : p.scatter ? cast<MemRefType>(op.getScatterIndices().getType())
+                          .getShape()[0]
+                    : p.lhsRows;
+  p.chunkK = p.k % 128 == 0 ? 128 : 64;
+  // Rows per expert are only known at run time; a ragged product is sized
+  // for its mean (matmul_ogs' decode-sized expert slices).
+  const int64_t typicalRows =
+      p.experts ? std::max<int64_t>(1, p.m / std::max<int64_t>(1, p.experts))
+                : p.m;
+  p.rowTiles = typicalRows <= 8 ? 1 : 2;
+  // A second column group shares each loaded activation between twice the
+  // weight, where its registers fit (one row tile).
+  p.columnGroups = p.rowTiles == 1 && p.n % 32 == 0 ? 2 : 1;
+  if (options.warpColumns) {
+    if (options.warpColumns != 16 && options.warpColumns != 32)
+      return op.emitOpError() << "matmul-warp-columns = "
+                              << options.warpColumns << " must be 16 or 32";
+    p.columnGroups = options.warpColumns / 16;
   }
-  const int64_t warpColumns = 8 * s.tilesPerWarp;
-  const int64_t tiles =
-      ((s.m + kTileM - 1) / kTileM) * ((s.n + warpColumns - 1) / warpColumns);
-  s.split = 1;
-  while (s.split < 8 && tiles * s.split < kTargetWarps &&
-         chunks % (2 * s.split * s.unroll) == 0)
-    s.split *= 2;
-  if (splitK) {
-    if (splitK < 0 || splitK > 32 || !llvm::isPowerOf2_64(splitK) ||
-        chunks % (splitK * s.unroll))
+  if (options.warpRows) {
+    if (options.warpRows != 8 && options.warpRows != 16)
       return op.emitOpError()
-             << "matmul-split-k = " << splitK
+             << "matmul-warp-rows = " << options.warpRows << " must be 8 or 16";
+    p.rowTiles = options.warpRows / 8;
+  }
+  const int64_t chunks = p.k / p.chunkK;
+  p.stage = 1;
+  if (options.unroll) {
+    if (options.unroll < 0 || chunks % options.unroll)
+      return op.emitOpError()
+             << "matmul-unroll = " << options.unroll << " does not divide the "
+             << chunks << " K chunks of " << p.chunkK;
+    p.stage = options.unroll;
+  }
+  // Activations staged once per block where each warp would otherwise read
+  // several rows of them per weight byte (more than 8 rows, or experts):
+  // reading them from L2 once per 16 columns is what bounded those shapes.
+  const bool stage = options.activationStages
+                         ? options.activationStages > 1
+                         : p.rowTiles > 1 || p.experts;
+  if (options.activationStages < 0 || options.activationStages > 4)
+    return op.emitOpError() << "matmul-activation-stages = "
+                            << options.activationStages
+                            << " must be 0 (chosen), 1 (no staging) or a "
+                               "ring depth of 2 to 4";
+  p.columnWarps = 1;
+  if (stage) {
+    p.columnWarps = 4;
+    while (p.columnWarps > 1 && p.blockColumns() / 2 >= p.n)
+      p.columnWarps /= 2;
+  }
+  if (options.columnWarps) {
+    if (options.columnWarps < 0 || options.columnWarps > 8 ||
+        !llvm::isPowerOf2_64(options.columnWarps))
+      return op.emitOpError() << "matmul-column-warps = "
+                              << options.columnWarps
+                              << " must be a power of two up to 8";
+    p.columnWarps = options.columnWarps;
+  }
+  const int64_t blocks =
+      ((p.n + p.blockColumns() - 1) / p.blockColumns()) *
+      (p.experts ? p.experts : (p.m + p.warpRows() - 1) / p.warpRows());
+  // Split K until about 16 warps per SM are busy, keeping at least two
+  // stages per warp so that the pipeline has something to overlap.
+  p.split = 1;
+  while (p.split * p.columnWarps < 8 &&
+         blocks * p.split * p.columnWarps < kTargetWarps &&
+         chunks % (2 * p.split * p.stage) == 0 &&
+         chunks / (2 * p.split * p.stage) >= 2)
+    p.split *= 2;
+  if (options.splitK) {
+    if (options.splitK < 0 || options.splitK > 32 ||
+        !llvm::isPowerOf2_64(options.splitK) ||
+        chunks % (options.splitK * p.stage))
+      return op.emitOpError()
+             << "matmul-split-k = " << options.splitK
              << " must be a power of two up to 32 whose product with the "
                 "unroll ("
-             << s.unroll << ") divides the " << chunks << " K chunks of 64";
-    s.split = splitK;
+             << p.stage << ") divides the " << chunks << " K chunks of "
+             << p.chunkK;
+    p.split = options.splitK;
   }
-  const int64_t chunksPerWarp = chunks / s.split;
+  if (p.warps() > 32)
+    return op.emitOpError() << "a block of " << p.warps()
+                            << " warps (split K " << p.split << " x column "
+                            << "warps " << p.columnWarps
+                            << ") exceeds 1024 threads";
+  if (stage && p.stage != 1)
+    return op.emitOpError() << "matmul-unroll = " << p.stage
+                            << " applies to unstaged activations only "
+                               "(matmul-activation-stages = 1)";
+  if (stage) {
+    // As deep as 40 KiB of static shared memory allows (48 KiB is the
+    // limit without a dynamic allocation), at least 2.
+    const int64_t perStage = p.split * p.warpRows() * p.chunkK * 2;
+    p.activationDepth = options.activationStages > 1
+                            ? options.activationStages
+                            : std::clamp<int64_t>((40 << 10) / perStage, 2, 4);
+    if (p.activationDepth * perStage > (46 << 10))
+      return op.emitOpError()
+             << "an activation ring of " << p.activationDepth << " stages of "
+             << perStage << " bytes exceeds the 46 KiB of static shared "
+             << "memory the kernel may use; lower matmul-split-k or "
+                "matmul-activation-stages";
+  }
+  return p;
+}
+
+namespace {
+/// Emits the kernel body of one plan.
+class MatmulKernelEmitter {
+public:
+  MatmulKernelEmitter(const MatmulPlan &plan, QTensorType rhs, OpBuilder &b,
+                      Location loc)
+      : p(plan), rhs(rhs), b(b), loc(loc), e(b, loc) {}
+
+  void emit(gpu::GPUFuncOp function, Value partials, Value ring);
+
+private:
+  /// The thread's weight words and scale codes of chunk `chunk` (and its
+  /// activation words, unless they are staged).
+  ChunkData load(Emitter &at, Value chunk);
+  /// Staged activations: the block's cp.async copies of the chunks at
+  /// `step` of every warp set into ring slot `slot`.
+  void copyActivations(Emitter &at, Value step, Value slot);
+  /// Staged activations: the thread's activation words of part `part` (16
+  /// bytes of each of its rows) of ring slot `slot`, by row tile.
+  SmallVector<Value> readActivations(Emitter &at, Value slot, int64_t part);
+  SmallVector<Value> products(OpBuilder &rb, Location rl, const ChunkData &d,
+                              ValueRange acc, bool folded);
+  SmallVector<Value> compute(Emitter &at, const ChunkData &d,
+                             SmallVector<Value> acc);
+  SmallVector<Value> emitDirectLoop(Value firstChunk);
+  SmallVector<Value> emitStagedLoop(Value firstChunk);
+  void emitTile(Value tile);
+
+  const MatmulPlan &p;
+  QTensorType rhs;
+  OpBuilder &b;
+  Location loc;
+  Emitter e;
+  // Kernel arguments and per-thread indices.
+  Value lhs, values, scales, out, globalScale, offsets, counts, gatherIdx,
+      scatterIdx;
+  Value warp, lane, group, quad, firstColumn, expert, partials, ring;
+  Value splitWarp;                // the warp's K range (0 .. split - 1)
+  Value columnWarp;               // the warp's columns (0 .. columnWarps - 1)
+  Value thread;
+  Value rowBase;                  // the expert slice's first ragged row
+  Value rowCount;                 // rows in the slice (dense: M)
+  SmallVector<Value, 2> loadRow;  // per row tile: the activation row
+  // Staged: per copy unit of the thread, the source row's first element,
+  // the unit's ring offset (slot 0) and whether the unit exists.
+  SmallVector<Value, 4> copySource, copyDest, copyValid;
+  Value bias;
+  Value currentSlot; // staged: the ring slot that products() reads
+};
+} // namespace
+
+/// The position of 16-byte chunk `c` (0 .. chunkK / 8 - 1) of ring row `r`:
+/// thread (g, q) reads chunks 4q .. 4q + 3 of row g one after the other, so
+/// the chunk index within each group of four is rotated by q + r: every
+/// 8-thread phase of a 16-byte shared load then hits 32 distinct banks.
+static Value activationChunk(Emitter &e, Value c, Value r) {
+  Value base = e.mul(e.div(c, 4), 4);
+  Value rotated = e.rem(e.add(e.add(c, e.div(c, 4)), r), 4);
+  return e.add(base, rotated);
+}
+
+ChunkData MatmulKernelEmitter::load(Emitter &at, Value chunk) {
+  OpBuilder &ab = at.builder();
+  Location al = at.location();
+  Type i8 = ab.getI8Type(), i32 = ab.getI32Type(), bf16 = ab.getBF16Type();
+  ChunkData d;
+  const int64_t words = p.wordsPerColumn();
+  const int64_t quadK = p.chunkK / 4; // K values a thread owns per chunk
+  Value kFirst = at.add(at.mul(chunk, p.chunkK), at.mul(quad, quadK));
+  SmallVector<int64_t> scaleShape = rhs.getScaleShape();
+  LayoutAttrInterface scaleLayout = rhs.getScaleLayout();
+  Value block = at.div(kFirst, 32);
+  for (int64_t cg = 0; cg < p.columnGroups; ++cg)
+    for (int64_t half = 0; half < 2; ++half) {
+      // Columns past N (N % 16 == 8) read column N - 1; never stored.
+      Value column = arith::MinUIOp::create(
+          ab, al, at.add(firstColumn, at.add(group, 16 * cg + 8 * half)),
+          at.index(p.n - 1));
+      Value columnIndex = column;
+      if (p.experts)
+        columnIndex = at.add(at.mul(expert, p.n), column);
+      Value offset = at.add(at.mul(columnIndex, p.k / 2), at.div(kFirst, 2));
+      Value bytes = vector::LoadOp::create(
+          ab, al, VectorType::get({4 * words}, i8), values, ValueRange{offset},
+          false, llvm::MaybeAlign(4 * words));
+      Value w = vector::BitCastOp::create(ab, al, VectorType::get({words}, i32),
+                                          bytes);
+      for (int64_t i = 0; i < words; ++i)
+        d.weight.push_back(vector::ExtractOp::create(ab, al, w, i));
+      SmallVector<Value, 3> index;
+      if (p.experts)
+        index.push_back(expert);
+      index.append({block, column});
+      d.scale.push_back(
+          scaleLayout.emitLoadElement(ab, al, scales, scaleShape, 8, index));
+    }
+  for (int64_t rt = 0; rt < p.rowTiles && !p.activationDepth; ++rt) {
+    Value offset = at.add(at.mul(loadRow[rt], p.k), kFirst);
+    for (int64_t part = 0; part < quadK / 8; ++part) {
+      Value v = vector::LoadOp::create(ab, al, VectorType::get({8}, bf16), lhs,
+                                       ValueRange{at.add(offset, 8 * part)},
+                                       false, llvm::MaybeAlign(16));
+      Value w = vector::BitCastOp::create(ab, al, VectorType::get({4}, i32), v);
+      for (int64_t i = 0; i < 4; ++i)
+        d.activation.push_back(vector::ExtractOp::create(ab, al, w, i));
+    }
+  }
+  return d;
+}
+
+void MatmulKernelEmitter::copyActivations(Emitter &at, Value step,
+                                          Value slot) {
+  OpBuilder &ab = at.builder();
+  Location al = at.location();
+  const int64_t slotElements = p.split * p.warpRows() * p.chunkK;
+  auto globalPointer = [&](Value memref, Value elementOffset, int64_t bytes,
+                           unsigned space) -> Value {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(ab, al, memref);
+    Value address = at.add(base, at.mul(elementOffset, bytes));
+    Value i64 = arith::IndexCastOp::create(ab, al, ab.getI64Type(), address);
+    return LLVM::IntToPtrOp::create(
+        ab, al, LLVM::LLVMPointerType::get(ab.getContext(), space), i64);
+  };
+  for (size_t u = 0; u < copySource.size(); ++u) {
+    // copySource[u] already holds the unit's warp set's first chunk.
+    auto copy = [&](OpBuilder &cb, Location cl) {
+      Emitter ce(cb, cl);
+      Value source = ce.add(copySource[u], ce.mul(step, p.chunkK));
+      Value dest = ce.add(copyDest[u], ce.mul(slot, slotElements));
+      NVVM::CpAsyncOp::create(cb, cl, globalPointer(ring, dest, 2, 3),
+                              globalPointer(lhs, source, 2, 1), 16,
+                              NVVM::LoadCacheModifierKind::CG, Value());
+    };
+    if (copyValid[u]) {
+      auto guarded = scf::IfOp::create(ab, al, copyValid[u], false);
+      OpBuilder::InsertionGuard guard(ab);
+      ab.setInsertionPointToStart(&guarded.getThenRegion().front());
+      copy(ab, al);
+    } else {
+      copy(ab, al);
+    }
+  }
+}
+
+SmallVector<Value> MatmulKernelEmitter::readActivations(Emitter &at,
+                                                       Value slot,
+                                                       int64_t part) {
+  OpBuilder &ab = at.builder();
+  Location al = at.location();
+  Type i32 = ab.getI32Type(), bf16 = ab.getBF16Type();
+  const int64_t slotElements = p.split * p.warpRows() * p.chunkK;
+  const int64_t parts = p.chunkK / 32; // 16-byte chunks per thread and row
+  SmallVector<Value> words;
+  for (int64_t rt = 0; rt < p.rowTiles; ++rt) {
+    Value row = at.add(group, 8 * rt);
+    Value rowStart =
+        at.add(at.mul(slot, slotElements),
+               at.mul(at.add(at.mul(splitWarp, p.warpRows()), row), p.chunkK));
+    Value chunk = activationChunk(at, at.add(at.mul(quad, parts), part), row);
+    Value v = vector::LoadOp::create(
+        ab, al, VectorType::get({8}, bf16), ring,
+        ValueRange{at.add(rowStart, at.mul(chunk, 8))}, false,
+        llvm::MaybeAlign(16));
+    Value w = vector::BitCastOp::create(ab, al, VectorType::get({4}, i32), v);
+    for (int64_t i = 0; i < 4; ++i)
+      words.push_back(vector::ExtractOp::create(ab, al, w, i));
+  }
+  return words;
+}
+
+SmallVector<Value> MatmulKernelEmitter::products(OpBuilder &rb, Location rl,
+                                                 const ChunkData &d,
+                                                 ValueRange acc, bool folded) {
+  Emitter region(rb, rl);
+  MLIRContext *context = rb.getContext();
+  Type f32 = rb.getF32Type();
+  auto accType = LLVM::LLVMStructType::getLiteral(context, {f32, f32, f32, f32});
+  SmallVector<Value> sums(acc.begin(), acc.end());
+  // Per column (group, half): the scale multipliers.
+  SmallVector<SmallVector<Value, 2>> multipliers;
+  for (Value code : d.scale) {
+    if (folded) // 2^(s-1) as bf16: exponent field s + 126.
+      multipliers.push_back({emitBF16Pair(
+          region, region.shl(region.add(code, region.i32(126)), 7))});
+    else // 2^126, then 2^(s-127) as bf16: the high half of its f32 bits.
+      multipliers.push_back(
+          {bias, emitBF16Pair(region,
+                              region.shr(emitE8M0Bits(region, code), 16))});
+  }
+  const int64_t words = p.wordsPerColumn();
+  const int64_t actWords = p.chunkK / 8; // per row tile
+  SmallVector<Value> staged;
+  for (int64_t h = 0; h < words; ++h)
+    for (int64_t parity = 0; parity < 2; ++parity) {
+      // Step (h, parity): K = 8h + 2 parity + {0, 4} in the low registers,
+      // + {1, 5} in the high ones. The B registers pair the same K from the
+      // thread's activation words 4h + parity and 4h + parity + 2 (words of
+      // (k, k+1)): a byte permute.
+      const int64_t first = 4 * h + parity, second = first + 2;
+      // Staged: words 4h .. 4h + 3 of each row are one 16-byte shared load,
+      // issued just before the two steps that use them (fewer live
+      // registers than reading the whole chunk first).
+      if (p.activationDepth && parity == 0)
+        staged = readActivations(region, currentSlot, h);
+      SmallVector<std::pair<Value, Value>, 2> bRegs;
+      for (int64_t rt = 0; rt < p.rowTiles; ++rt) {
+        Value w0 = p.activationDepth ? staged[rt * 4 + parity]
+                                     : d.activation[rt * actWords + first];
+        Value w1 = p.activationDepth ? staged[rt * 4 + parity + 2]
+                                     : d.activation[rt * actWords + second];
+        Value even = region.bor(region.band(w0, 0xFFFF), region.shl(w1, 16));
+        Value odd = region.bor(region.shr(w0, 16),
+                               region.band(w1, static_cast<int32_t>(0xFFFF0000)));
+        bRegs.push_back({even, odd});
+      }
+      for (int64_t cg = 0; cg < p.columnGroups; ++cg) {
+        auto [lowG, highG] =
+            emitDecodeWordHalf(region, d.weight[(2 * cg) * words + h], parity,
+                               multipliers[2 * cg]);
+        auto [lowG8, highG8] =
+            emitDecodeWordHalf(region, d.weight[(2 * cg + 1) * words + h],
+                               parity, multipliers[2 * cg + 1]);
+        SmallVector<Value, 4> a = {lowG, lowG8, highG, highG8};
+        for (int64_t rt = 0; rt < p.rowTiles; ++rt) {
+          const int64_t base = 4 * (cg * p.rowTiles + rt);
+          SmallVector<Value, 4> c(sums.begin() + base, sums.begin() + base + 4);
+          SmallVector<Value, 2> bPair = {bRegs[rt].first, bRegs[rt].second};
+          Value result = NVVM::MmaOp::create(
+              rb, rl, accType, a, bPair, c, ArrayRef<int64_t>{16, 8, 16},
+              std::nullopt, std::nullopt,
+              std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                            NVVM::MMATypes::bf16},
+              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                             NVVM::MMALayout::col});
+          for (int64_t i = 0; i < 4; ++i)
+            sums[base + i] = LLVM::ExtractValueOp::create(rb, rl, result, i);
+        }
+      }
+    }
+  return sums;
+}
+
+SmallVector<Value> MatmulKernelEmitter::compute(Emitter &at, const ChunkData &d,
+                                                SmallVector<Value> acc) {
+  // The folded scale (one multiply) when every code of the warp's chunk is
+  // <= 128, else the exact two multiplies; per chunk, so that only one
+  // chunk's registers are live in either branch.
+  OpBuilder &ab = at.builder();
+  Location al = at.location();
+  Value fast = arith::ConstantIntOp::create(ab, al, 1, 1);
+  for (Value code : d.scale)
+    fast = at.andI1(fast, arith::CmpIOp::create(ab, al,
+                                                arith::CmpIPredicate::ule, code,
+                                                at.i32(128)));
+  fast = NVVM::VoteSyncOp::create(ab, al, ab.getI1Type(), at.i32(-1), fast,
+                                  NVVM::VoteSyncKind::all);
+  auto branch = scf::IfOp::create(
+      ab, al, fast,
+      [&](OpBuilder &rb, Location rl) {
+        scf::YieldOp::create(rb, rl, products(rb, rl, d, acc, true));
+      },
+      [&](OpBuilder &rb, Location rl) {
+        scf::YieldOp::create(rb, rl, products(rb, rl, d, acc, false));
+      });
+  return SmallVector<Value>(branch.getResults());
+}
+
+/// The ragged row `r` of the tile (`tileRow` rows past `rowBase`) mapped
+/// through `indices` (a gather or scatter; none: the ragged row itself),
+/// and whether it is in the slice and in [0, bound).
+static std::pair<Value, Value> mapRow(Emitter &e, Value rowBase, Value rowCount,
+                                      Value tileRow, Value indices,
+                                      int64_t raggedRows, int64_t bound) {
+  OpBuilder &b = e.builder();
+  Location loc = e.location();
+  Value inSlice = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        tileRow, rowCount);
+  Value ragged = e.add(rowBase, tileRow);
+  Value valid = e.andI1(inSlice, e.lt(ragged, raggedRows));
+  if (!indices)
+    return {arith::MinUIOp::create(b, loc, ragged, e.index(raggedRows - 1)),
+            valid};
+  Value safe = arith::MinUIOp::create(b, loc, ragged, e.index(raggedRows - 1));
+  Value mapped = e.toIndex(memref::LoadOp::create(b, loc, indices, safe));
+  // An index outside [0, bound) (unsigned: negatives too) is not followed.
+  valid = e.andI1(valid, e.lt(mapped, bound));
+  return {arith::MinUIOp::create(b, loc, mapped, e.index(bound - 1)), valid};
+}
+
+SmallVector<Value> MatmulKernelEmitter::emitDirectLoop(Value firstChunk) {
+  const int64_t chunksPerWarp = p.k / p.chunkK / p.split;
+  const int64_t stages = chunksPerWarp / p.stage;
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  SmallVector<Value> acc(p.accumulators(), zero);
+  auto loadStage = [&](Emitter &at, Value stageFirst) {
+    SmallVector<Value> all;
+    for (int64_t u = 0; u < p.stage; ++u)
+      all.append(load(at, at.add(stageFirst, u)).flatten());
+    return all;
+  };
+  auto computeStage = [&](Emitter &at, ValueRange all,
+                          SmallVector<Value> running) {
+    const int64_t perChunk = static_cast<int64_t>(all.size()) / p.stage;
+    for (int64_t u = 0; u < p.stage; ++u)
+      running = compute(
+          at, ChunkData::unflatten(p, all.slice(u * perChunk, perChunk)),
+          running);
+    return running;
+  };
+  // Prologue: the first stage's loads. Loop: the next stage's loads, then
+  // this stage's products. Epilogue: the last stage's products.
+  SmallVector<Value> first = loadStage(e, firstChunk);
+  SmallVector<Value> carried(acc);
+  carried.append(first);
+  const int64_t accumulators = p.accumulators();
+  auto loop = scf::ForOp::create(
+      b, loc, e.index(0), e.index(stages - 1), e.index(1), carried,
+      [&](OpBuilder &lb, Location ll, Value s, ValueRange args) {
+        Emitter body(lb, ll);
+        Value next = body.add(firstChunk, body.mul(body.add(s, 1), p.stage));
+        SmallVector<Value> loaded = loadStage(body, next);
+        SmallVector<Value> running(args.take_front(accumulators));
+        running = computeStage(body, args.drop_front(accumulators), running);
+        running.append(loaded);
+        scf::YieldOp::create(lb, ll, running);
+      });
+  SmallVector<Value> results(loop.getResults());
+  return computeStage(
+      e, ValueRange(results).drop_front(accumulators),
+      SmallVector<Value>(ValueRange(results).take_front(accumulators)));
+}
+
+SmallVector<Value> MatmulKernelEmitter::emitStagedLoop(Value firstChunk) {
+  const int64_t chunksPerWarp = p.k / p.chunkK / p.split;
+  const int64_t depth = p.activationDepth;
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  SmallVector<Value> acc(p.accumulators(), zero);
+  // Prologue: the copies of the first depth - 1 steps, one group each (a
+  // group is committed even when empty, so that the wait below counts the
+  // same groups on every thread and step).
+  for (int64_t step = 0; step + 1 < depth; ++step) {
+    if (step < chunksPerWarp)
+      copyActivations(e, e.index(step), e.index(step));
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  }
+  SmallVector<Value> carried(acc);
+  carried.append(load(e, firstChunk).flatten());
+  const int64_t accumulators = p.accumulators();
+  auto loop = scf::ForOp::create(
+      b, loc, e.index(0), e.index(chunksPerWarp), e.index(1), carried,
+      [&](OpBuilder &lb, Location ll, Value s, ValueRange args) {
+        Emitter body(lb, ll);
+        // Step s's copies are done on this thread (all but the depth - 2
+        // latest groups), and after the barrier on every thread; the
+        // barrier also ends every warp's reads of step s - 1, whose slot
+        // the copies issued next overwrite.
+        NVVM::CpAsyncWaitGroupOp::create(lb, ll, depth - 2);
+        gpu::BarrierOp::create(lb, ll);
+        Value ahead = body.add(s, depth - 1);
+        auto issue = scf::IfOp::create(lb, ll, body.lt(ahead, chunksPerWarp),
+                                       /*withElseRegion=*/false);
+        {
+          OpBuilder::InsertionGuard guard(lb);
+          lb.setInsertionPointToStart(&issue.getThenRegion().front());
+          Emitter inIssue(lb, ll);
+          copyActivations(inIssue, ahead, inIssue.rem(ahead, depth));
+        }
+        NVVM::CpAsyncCommitGroupOp::create(lb, ll);
+        // The next step's weight (the last step reloads its own: an L1
+        // hit, and no branch in the loop).
+        Value next = arith::MinUIOp::create(lb, ll, body.add(s, 1),
+                                            body.index(chunksPerWarp - 1));
+        ChunkData loaded = load(body, body.add(firstChunk, next));
+        ChunkData current =
+            ChunkData::unflatten(p, args.drop_front(accumulators));
+        currentSlot = body.rem(s, depth);
+        SmallVector<Value> running = compute(
+            body, current, SmallVector<Value>(args.take_front(accumulators)));
+        running.append(loaded.flatten());
+        scf::YieldOp::create(lb, ll, running);
+      });
+  return SmallVector<Value>(loop.getResults().take_front(accumulators));
+}
+
+void MatmulKernelEmitter::emitTile(Value tile) {
+  const int64_t chunksPerWarp = p.k / p.chunkK / p.split;
+  Value tileFirstRow = e.mul(tile, p.warpRows());
+  // Per row tile: the activation row of this thread's B column g.
+  loadRow.clear();
+  for (int64_t rt = 0; rt < p.rowTiles; ++rt)
+    loadRow.push_back(mapRow(e, rowBase, rowCount,
+                             e.add(tileFirstRow, e.add(group, 8 * rt)),
+                             gatherIdx, p.m, p.lhsRows)
+                          .first);
+  Value firstChunk = e.mul(splitWarp, chunksPerWarp);
+  SmallVector<Value> sums;
+  if (!p.activationDepth) {
+    sums = emitDirectLoop(firstChunk);
+  } else {
+    // The thread's copy units: 16 bytes of one row of one warp set's chunk.
+    const int64_t perRow = p.chunkK / 8;
+    const int64_t units = p.split * p.warpRows() * perRow;
+    const int64_t threads = 32 * p.warps();
+    copySource.clear();
+    copyDest.clear();
+    copyValid.clear();
+    for (int64_t i = 0; i * threads < units; ++i) {
+      Value unit = e.add(thread, i * threads);
+      Value part = e.rem(unit, perRow);
+      Value row = e.rem(e.div(unit, perRow), p.warpRows());
+      Value set = e.div(unit, perRow * p.warpRows());
+      Value source = mapRow(e, rowBase, rowCount, e.add(tileFirstRow, row),
+                            gatherIdx, p.m, p.lhsRows)
+                         .first;
+      copySource.push_back(e.add(
+          e.mul(source, p.k),
+          e.add(e.mul(set, chunksPerWarp * p.chunkK), e.mul(part, 8))));
+      copyDest.push_back(e.add(
+          e.mul(e.add(e.mul(set, p.warpRows()), row), p.chunkK),
+          e.mul(activationChunk(e, part, row), 8)));
+      copyValid.push_back((i + 1) * threads <= units ? Value()
+                                                     : e.lt(unit, units));
+    }
+    sums = emitStagedLoop(firstChunk);
+  }
+  const int64_t accumulators = p.accumulators();
+
+  // The split warps' sums meet in shared memory; warp 0 adds them in warp
+  // order and stores.
+  if (p.split > 1) {
+    Value slot = e.mul(e.add(e.mul(warp, 32), lane), accumulators);
+    for (int64_t i = 0; i < accumulators; ++i)
+      memref::StoreOp::create(b, loc, sums[i], partials,
+                              ValueRange{e.add(slot, i)});
+    gpu::BarrierOp::create(b, loc);
+  }
+  auto firstWarp = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, splitWarp,
+                            e.index(0)),
+      /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&firstWarp.getThenRegion().front());
+    Type outElement = cast<MemRefType>(out.getType()).getElementType();
+    // c0, c1: weight column g, rows 2q, 2q+1 of the row tile; c2, c3:
+    // column g + 8.
+    for (int64_t cg = 0; cg < p.columnGroups; ++cg)
+      for (int64_t rt = 0; rt < p.rowTiles; ++rt)
+        for (int64_t i = 0; i < 4; ++i) {
+          const int64_t accumulator = 4 * (cg * p.rowTiles + rt) + i;
+          Value total = sums[accumulator];
+          for (int64_t w = 1; w < p.split; ++w) {
+            Value other = e.add(columnWarp, w * p.columnWarps);
+            total = arith::AddFOp::create(
+                b, loc, total,
+                memref::LoadOp::create(
+                    b, loc, partials,
+                    ValueRange{e.add(
+                        e.mul(e.add(e.mul(other, 32), lane), accumulators),
+                        accumulator)}));
+          }
+          Value tileRow = e.add(tileFirstRow,
+                                e.add(e.mul(quad, 2), 8 * rt + i % 2));
+          auto [row, rowValid] = mapRow(e, rowBase, rowCount, tileRow,
+                                        scatterIdx, p.m, p.outRows);
+          Value column = e.add(firstColumn, e.add(group, 16 * cg + 8 * (i / 2)));
+          Value value = arith::MulFOp::create(b, loc, total, globalScale);
+          if (value.getType() != outElement)
+            value = arith::TruncFOp::create(b, loc, outElement, value);
+          auto store = scf::IfOp::create(
+              b, loc, e.andI1(rowValid, e.lt(column, p.n)),
+              /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(&store.getThenRegion().front());
+          memref::StoreOp::create(b, loc, value, out,
+                                  ValueRange{e.add(e.mul(row, p.n), column)});
+        }
+  }
+  // The next tile's partial sums and ring copies must not overwrite these
+  // before every warp has read them.
+  if ((p.split > 1 || p.activationDepth) && p.experts)
+    gpu::BarrierOp::create(b, loc);
+}
+
+void MatmulKernelEmitter::emit(gpu::GPUFuncOp function, Value partialsBuffer,
+                               Value ringBuffer) {
+  Block &entry = function.getBody().front();
+  partials = partialsBuffer;
+  ring = ringBuffer;
+  lhs = entry.getArgument(0);
+  values = entry.getArgument(1);
+  scales = entry.getArgument(2);
+  out = entry.getArgument(3);
+  globalScale = entry.getArgument(4);
+  unsigned next = 5;
+  if (p.experts) {
+    offsets = entry.getArgument(next++);
+    counts = entry.getArgument(next++);
+  }
+  if (p.gather)
+    gatherIdx = entry.getArgument(next++);
+  if (p.scatter)
+    scatterIdx = entry.getArgument(next++);
+
+  thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  lane = e.rem(thread, 32);
+  warp = e.div(thread, 32);
+  columnWarp = e.rem(warp, p.columnWarps);
+  splitWarp = e.div(warp, p.columnWarps);
+  group = e.div(lane, 4);
+  quad = e.rem(lane, 4);
+  Value blockN = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value blockM = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  firstColumn = e.add(e.mul(blockN, p.blockColumns()),
+                      e.mul(columnWarp, p.warpColumns()));
+  auto lanes = VectorType::get({2}, b.getBF16Type());
+  bias = arith::ConstantOp::create(
+      b, loc, lanes,
+      DenseElementsAttr::get(lanes, b.getFloatAttr(b.getBF16Type(), 0x1p126)));
+
+  if (!p.experts) {
+    // Dense: one tile per block row.
+    rowBase = e.index(0);
+    rowCount = e.index(p.m);
+    emitTile(blockM);
+    return;
+  }
+  // Ragged: expert blockIdx.z's slice, its tiles strided by gridDim.y. A
+  // slice outside [0, m) is clipped by mapRow; a negative count is empty.
+  expert = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value tileStride = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+  Value count = memref::LoadOp::create(b, loc, counts, expert);
+  count = arith::MaxSIOp::create(b, loc, count, e.i32(0));
+  rowCount = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), count);
+  rowBase = e.toIndex(arith::MaxSIOp::create(
+      b, loc, memref::LoadOp::create(b, loc, offsets, expert), e.i32(0)));
+  Value tiles = e.div(e.add(rowCount, p.warpRows() - 1), p.warpRows());
+  auto tileLoop = scf::ForOp::create(b, loc, blockM, tiles, tileStride);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(tileLoop.getBody());
+  emitTile(tileLoop.getInductionVar());
+}
+
+LogicalResult
+mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
+                                     gpu::GPUModuleOp kernels, unsigned index,
+                                     const MixedMatmulOptions &options) {
+  if (failed(checkSupported(op)))
+    return failure();
+  FailureOr<MatmulPlan> planned = planMatmul(op, options);
+  if (failed(planned))
+    return failure();
+  const MatmulPlan &p = *planned;
+  QTensorType rhs = op.getRhsType();
+  // Nothing to compute (no rows, no experts), or nothing a row could read
+  // or write: no kernel, no launch.
+  if (p.m == 0 || p.lhsRows == 0 || p.outRows == 0 ||
+      (rhs.getRank() == 3 && p.experts == 0)) {
+    op.erase();
+    return success();
+  }
 
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
-  Type i8 = IntegerType::get(context, 8), i32 = IntegerType::get(context, 32);
+  Type i8 = IntegerType::get(context, 8);
   Type bf16 = BFloat16Type::get(context), f32 = Float32Type::get(context);
   Type outElement = cast<MemRefType>(op.getOut().getType()).getElementType();
   SmallVector<Type> argTypes = {
-      MemRefType::get({s.m * s.k}, bf16),
+      MemRefType::get({p.lhsRows * p.k}, bf16),
       MemRefType::get({ShapedType::getNumElements(rhs.getValueStorageShape())},
                       i8),
       MemRefType::get({ShapedType::getNumElements(rhs.getScaleStorageShape())},
                       i8),
-      MemRefType::get({s.m * s.n}, outElement), f32};
+      MemRefType::get({p.outRows * p.n}, outElement), f32};
+  SmallVector<Value> indexOperands;
+  if (p.experts)
+    indexOperands.append({op.getExpertOffsets(), op.getExpertCounts()});
+  if (p.gather)
+    indexOperands.push_back(op.getGatherIndices());
+  if (p.scatter)
+    indexOperands.push_back(op.getScatterIndices());
+  for (Value operand : indexOperands)
+    argTypes.push_back(operand.getType());
 
   OpBuilder builder = OpBuilder::atBlockEnd(kernels.getBody());
   std::string name = ("mixed_matmul_" + Twine(index)).str();
@@ -189,232 +910,43 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
       builder, loc, name, builder.getFunctionType(argTypes, {}));
   function->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                     builder.getUnitAttr());
-  const int64_t threads = 32 * s.split;
+  const int64_t threads = 32 * p.warps();
   function.setKnownBlockSizeAttr(
       builder.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
   for (unsigned arg = 0; arg < 4; ++arg) {
     function.setArgAttr(arg, "llvm.noalias", builder.getUnitAttr());
     function.setArgAttr(arg, "llvm.align", builder.getI64IntegerAttr(16));
   }
-  if (maxRegisters)
-    function->setAttr("nvvm.maxnreg",
-                      builder.getI32IntegerAttr(static_cast<int32_t>(maxRegisters)));
+  if (options.maxRegisters)
+    function->setAttr("nvvm.maxnreg", builder.getI32IntegerAttr(
+                                          static_cast<int32_t>(options.maxRegisters)));
   // The split warps' partial sums: [warp][lane][accumulator].
-  const int64_t sums = 4 * s.tilesPerWarp;
   Value partials = function.addWorkgroupAttribution(
-      MemRefType::get({s.split * 32 * sums}, f32, MemRefLayoutAttrInterface(),
+      MemRefType::get({p.warps() * 32 * p.accumulators()}, f32,
+                      MemRefLayoutAttrInterface(),
                       gpu::AddressSpaceAttr::get(
                           context, gpu::AddressSpace::Workgroup)),
       loc);
   Block &entry = function.getBody().front();
   builder.setInsertionPointToStart(&entry);
-  Emitter e(builder, loc);
-  Value lhs = entry.getArgument(0), values = entry.getArgument(1),
-        scales = entry.getArgument(2), out = entry.getArgument(3),
-        globalScale = entry.getArgument(4);
-  Value thread = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
-  Value lane = e.rem(thread, 32), warp = e.div(thread, 32);
-  Value group = e.div(lane, 4), quad = e.rem(lane, 4);
-  Value blockN = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
-  Value blockM = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::y);
-  Value firstColumn = e.mul(blockN, warpColumns);
-  // Rows past M read row M - 1 (valid memory) and are not stored.
-  Value row0 = e.add(e.mul(blockM, kTileM), group);
-  Value row1 = e.add(row0, 8);
-  auto clampRow = [&](Value r) {
-    return arith::MinUIOp::create(builder, loc, r, e.index(s.m - 1));
-  };
-  Value loadRow0 = clampRow(row0), loadRow1 = clampRow(row1);
-
-  SmallVector<int64_t> scaleShape = rhs.getScaleShape();
-  LayoutAttrInterface scaleLayout = rhs.getScaleLayout();
-  auto lanes = VectorType::get({2}, bf16);
-  Value bias = arith::ConstantOp::create(
-      builder, loc, lanes,
-      DenseElementsAttr::get(lanes, builder.getFloatAttr(bf16, 0x1p126)));
-  Value zero = arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(0));
-  SmallVector<Value> initial(sums, zero);
-  auto accType = LLVM::LLVMStructType::getLiteral(context, {f32, f32, f32, f32});
-  Value firstChunk = e.mul(warp, chunksPerWarp);
-  auto chunkLoop = scf::ForOp::create(
-      builder, loc, firstChunk, e.add(firstChunk, chunksPerWarp),
-      e.index(s.unroll), initial,
-      [&](OpBuilder &b, Location l, Value groupChunk, ValueRange acc) {
-        Emitter body(b, l);
-        SmallVector<Value> running(acc.begin(), acc.end());
-        // All loads of `unroll` chunks first.
-        struct ChunkData {
-          SmallVector<Value, 8> a0, a1;    // rows g and g+8: 8 words each
-          SmallVector<Value, 2> weight[2]; // per tile: 2 words
-          Value scale[2];                  // per tile: the E8M0 code
-        };
-        SmallVector<ChunkData> data(s.unroll);
-        auto rowWords = [&](Value row, Value kFirst) {
-          Value offset = body.add(body.mul(row, s.k), kFirst);
-          SmallVector<Value, 8> words;
-          for (int half = 0; half < 2; ++half) {
-            Value v = vector::LoadOp::create(
-                b, l, VectorType::get({8}, bf16), lhs,
-                ValueRange{body.add(offset, 8 * half)}, false,
-                llvm::MaybeAlign(16));
-            Value w = vector::BitCastOp::create(
-                b, l, VectorType::get({4}, i32), v);
-            for (int64_t i = 0; i < 4; ++i)
-              words.push_back(vector::ExtractOp::create(b, l, w, i));
-          }
-          return words;
-        };
-        for (int64_t u = 0; u < s.unroll; ++u) {
-          Value chunk = body.add(groupChunk, u);
-          Value kFirst = body.add(body.mul(chunk, kChunkK), body.mul(quad, 16));
-          data[u].a0 = rowWords(loadRow0, kFirst);
-          data[u].a1 = rowWords(loadRow1, kFirst);
-          for (int64_t t = 0; t < s.tilesPerWarp; ++t) {
-            Value column = body.add(firstColumn, body.add(group, 8 * t));
-            Value offset = body.add(body.mul(column, s.k / 2),
-                                    body.add(body.mul(chunk, 32),
-                                             body.mul(quad, 8)));
-            Value bytes = vector::LoadOp::create(
-                b, l, VectorType::get({8}, i8), values, ValueRange{offset},
-                false, llvm::MaybeAlign(8));
-            Value w = vector::BitCastOp::create(
-                b, l, VectorType::get({2}, i32), bytes);
-            data[u].weight[t] = {vector::ExtractOp::create(b, l, w, 0),
-                                 vector::ExtractOp::create(b, l, w, 1)};
-            Value block = body.add(body.mul(chunk, 2), body.div(quad, 2));
-            data[u].scale[t] = scaleLayout.emitLoadElement(
-                b, l, scales, scaleShape, 8, ValueRange{block, column});
-          }
-        }
-        // Decode and multiply, chunk by chunk, with the scale folded into one
-        // multiply (2^(s-1), which takes the 2^126 bias along: exact for
-        // codes up to 128, i.e. scales up to 2), or, when a code of the
-        // chunk is larger, the exact two multiplies (2^126, then
-        // 2^(s-127)). The choice is per warp (a vote), since mma.sync is
-        // warp-collective; per chunk, so that only one chunk's registers are
-        // live in either branch.
-        for (int64_t u = 0; u < s.unroll; ++u) {
-          const ChunkData &d = data[u];
-          Value fast = arith::ConstantIntOp::create(b, l, 1, 1);
-          for (int64_t t = 0; t < s.tilesPerWarp; ++t)
-            fast = body.andI1(
-                fast, arith::CmpIOp::create(b, l, arith::CmpIPredicate::ule,
-                                            d.scale[t], body.i32(128)));
-          fast = NVVM::VoteSyncOp::create(b, l, b.getI1Type(), body.i32(-1),
-                                          fast, NVVM::VoteSyncKind::all);
-          auto emitProducts = [&](OpBuilder &rb, Location rl, bool folded) {
-            Emitter region(rb, rl);
-            SmallVector<Value> sums(running);
-            SmallVector<Value, 2> multipliers[2];
-            for (int64_t t = 0; t < s.tilesPerWarp; ++t) {
-              Value code = d.scale[t];
-              if (folded) {
-                // 2^(s-1) as bf16: exponent field s + 126.
-                multipliers[t] = {emitBF16Pair(
-                    region, region.shl(region.add(code, region.i32(126)), 7))};
-              } else {
-                // 2^(s-127) as bf16: the high half of its f32 bits.
-                multipliers[t] = {
-                    bias, emitBF16Pair(region,
-                                       region.shr(emitE8M0Bits(region, code),
-                                                  16))};
-              }
-            }
-            for (int64_t j = 0; j < 4; ++j) {
-              // Step j = 2h + p uses bytes 4h+p and 4h+p+2 of the thread's
-              // 8: K = 16q + 8h + 2p + {0, 4} (low nibbles) and + {1, 5}
-              // (high nibbles). The A registers pair the same K from the 16
-              // consecutive bf16 that the thread loaded (words of (k, k+1)).
-              const int64_t h = j / 2, p = j % 2;
-              auto evenPair = [&](Value w0, Value w1) {
-                return region.bor(region.band(w0, 0xFFFF),
-                                  region.shl(w1, 16));
-              };
-              auto oddPair = [&](Value w0, Value w1) {
-                return region.bor(
-                    region.shr(w0, 16),
-                    region.band(w1, static_cast<int32_t>(0xFFFF0000)));
-              };
-              const int64_t first = 4 * h + p, second = 4 * h + p + 2;
-              SmallVector<Value, 4> a = {
-                  evenPair(d.a0[first], d.a0[second]),
-                  evenPair(d.a1[first], d.a1[second]),
-                  oddPair(d.a0[first], d.a0[second]),
-                  oddPair(d.a1[first], d.a1[second])};
-              for (int64_t t = 0; t < s.tilesPerWarp; ++t) {
-                auto [low, high] = emitDecodeWordHalf(region, d.weight[t][h],
-                                                      p, multipliers[t]);
-                SmallVector<Value, 2> bRegs = {low, high};
-                SmallVector<Value, 4> c(sums.begin() + 4 * t,
-                                        sums.begin() + 4 * t + 4);
-                Value result = NVVM::MmaOp::create(
-                    rb, rl, accType, a, bRegs, c,
-                    ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-                    std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
-                                                  NVVM::MMATypes::bf16},
-                    std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                                   NVVM::MMALayout::col});
-                for (int64_t i = 0; i < 4; ++i)
-                  sums[4 * t + i] =
-                      LLVM::ExtractValueOp::create(rb, rl, result, i);
-              }
-            }
-            scf::YieldOp::create(rb, rl, sums);
-          };
-          auto branch = scf::IfOp::create(
-              b, l, fast,
-              [&](OpBuilder &rb, Location rl) { emitProducts(rb, rl, true); },
-              [&](OpBuilder &rb, Location rl) {
-                emitProducts(rb, rl, false);
-              });
-          running.assign(branch.getResults().begin(),
-                         branch.getResults().end());
-        }
-        scf::YieldOp::create(b, l, running);
-      });
-
-  // The split warps' sums meet in shared memory; warp 0 adds them in warp
-  // order (a fixed order: the result does not depend on scheduling).
-  Value slot = e.mul(e.add(e.mul(warp, 32), lane), sums);
-  for (int64_t i = 0; i < sums; ++i)
-    memref::StoreOp::create(builder, loc, chunkLoop.getResult(i), partials,
-                            ValueRange{e.add(slot, i)});
-  gpu::BarrierOp::create(builder, loc);
-  auto first = scf::IfOp::create(
-      builder, loc,
-      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, warp,
-                            e.index(0)),
-      /*withElseRegion=*/false);
-  builder.setInsertionPointToStart(&first.getThenRegion().front());
-  // c0, c1: row g, columns 2q, 2q+1 of the tile; c2, c3: row g + 8.
-  for (int64_t t = 0; t < s.tilesPerWarp; ++t)
-    for (int64_t i = 0; i < 4; ++i) {
-      const int64_t accumulator = 4 * t + i;
-      Value total = chunkLoop.getResult(accumulator);
-      for (int64_t w = 1; w < s.split; ++w)
-        total = arith::AddFOp::create(
-            builder, loc, total,
-            memref::LoadOp::create(
-                builder, loc, partials,
-                ValueRange{e.add(e.mul(e.add(lane, 32 * w), sums),
-                                 accumulator)}));
-      Value row = i < 2 ? row0 : row1;
-      Value column = e.add(e.add(firstColumn, 8 * t),
-                           e.add(e.mul(quad, 2), i % 2));
-      Value value = arith::MulFOp::create(builder, loc, total, globalScale);
-      if (value.getType() != outElement)
-        value = arith::TruncFOp::create(builder, loc, outElement, value);
-      auto inRows = scf::IfOp::create(
-          builder, loc, e.lt(row, s.m), /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(builder);
-      builder.setInsertionPointToStart(&inRows.getThenRegion().front());
-      memref::StoreOp::create(builder, loc, value, out,
-                              ValueRange{e.add(e.mul(row, s.n), column)});
-    }
-  builder.setInsertionPointAfter(first);
+  Value ring;
+  if (p.activationDepth) {
+    ring = function.addWorkgroupAttribution(
+        MemRefType::get({p.ringElements()}, bf16, MemRefLayoutAttrInterface(),
+                        gpu::AddressSpaceAttr::get(
+                            context, gpu::AddressSpace::Workgroup)),
+        loc);
+    // cp.async and the 16-byte shared loads need 16-byte alignment.
+    function.setWorkgroupAttributionAttr(
+        1, LLVM::LLVMDialect::getAlignAttrName(),
+        builder.getI64IntegerAttr(16));
+  }
+  MatmulKernelEmitter(p, rhs, builder, loc).emit(function, partials, ring);
+  builder.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(builder, loc);
 
-  // The launch: (column strips, 16-row tiles) of `split` warps.
+  // The launch: (column strips, row tiles or one for each expert's tile
+  // walk, experts) of `split` warps.
   builder.setInsertionPoint(op);
   Emitter host(builder, loc);
   auto flat = [&](Value buffer, Type type) -> Value {
@@ -427,16 +959,23 @@ LogicalResult mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
       result = memref::CastOp::create(builder, loc, type, result);
     return result;
   };
-  Value one = host.index(1);
+  const int64_t rowBlocks =
+      p.experts ? std::max<int64_t>(
+                      1, (p.m / p.experts + p.warpRows() - 1) / p.warpRows())
+                : (p.m + p.warpRows() - 1) / p.warpRows();
+  SmallVector<Value> operands = {flat(op.getLhs(), argTypes[0]),
+                                 flat(op.getRhsValues(), argTypes[1]),
+                                 flat(op.getRhsScales(), argTypes[2]),
+                                 flat(op.getOut(), argTypes[3]),
+                                 op.getRhsGlobalScale()};
+  operands.append(indexOperands);
   gpu::LaunchFuncOp::create(
       builder, loc, function,
-      gpu::KernelDim3{host.index(s.n / warpColumns),
-                      host.index((s.m + kTileM - 1) / kTileM), one},
-      gpu::KernelDim3{host.index(threads), one, one}, Value(),
-      ValueRange{flat(op.getLhs(), argTypes[0]),
-                 flat(op.getRhsValues(), argTypes[1]),
-                 flat(op.getRhsScales(), argTypes[2]),
-                 flat(op.getOut(), argTypes[3]), op.getRhsGlobalScale()});
+      gpu::KernelDim3{
+          host.index((p.n + p.blockColumns() - 1) / p.blockColumns()),
+          host.index(rowBlocks), host.index(p.experts ? p.experts : 1)},
+      gpu::KernelDim3{host.index(threads), host.index(1), host.index(1)},
+      Value(), operands);
   op.erase();
   return success();
 }

@@ -261,9 +261,16 @@ struct ConvertStorageToGPUPass
       if (failed(outlineHopperDequantize(op, kernels, dequantizeOptions,
                                          index++)))
         return signalPassFailure();
+    MixedMatmulOptions matmulOptions;
+    matmulOptions.splitK = matmulSplitK;
+    matmulOptions.unroll = matmulUnroll;
+    matmulOptions.warpColumns = matmulWarpColumns;
+    matmulOptions.warpRows = matmulWarpRows;
+    matmulOptions.columnWarps = matmulColumnWarps;
+    matmulOptions.activationStages = matmulActivationStages;
+    matmulOptions.maxRegisters = matmulMaxRegisters;
     for (MixedMatmulStorageOp op : products)
-      if (failed(outlineMixedMatmul(op, kernels, index++, matmulSplitK,
-                                    matmulUnroll, matmulMaxRegisters)))
+      if (failed(outlineMixedMatmul(op, kernels, index++, matmulOptions)))
         return signalPassFailure();
   }
 };

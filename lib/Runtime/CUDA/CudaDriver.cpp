@@ -163,8 +163,14 @@ void Driver::launch(Function function, unsigned gridX, unsigned blockX,
 void Driver::launch(Function function, unsigned gridX, unsigned gridY,
                     unsigned blockX, std::vector<void *> &args,
                     Stream stream) {
-  if (ok() && gridX && gridY)
-    check(api->cuLaunchKernel(function, gridX, gridY, 1, blockX, 1, 1, 0,
+  launch(function, gridX, gridY, 1, blockX, args, stream);
+}
+
+void Driver::launch(Function function, unsigned gridX, unsigned gridY,
+                    unsigned gridZ, unsigned blockX,
+                    std::vector<void *> &args, Stream stream) {
+  if (ok() && gridX && gridY && gridZ)
+    check(api->cuLaunchKernel(function, gridX, gridY, gridZ, blockX, 1, 1, 0,
                               stream, args.data(), nullptr),
           "cuLaunchKernel");
 }

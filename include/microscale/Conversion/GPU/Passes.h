@@ -19,15 +19,25 @@ namespace mlir::microscale {
 #define GEN_PASS_REGISTRATION
 #include "microscale/Conversion/GPU/Passes.h.inc"
 
-/// Outlines a mixed_matmul_storage (bf16 x MXFP4) into an mma.sync kernel
-/// of `kernels` and replaces it with its launch; failure (with a diagnostic)
-/// for operands it does not take. Defined in ConvertMixedMatmulToGPU.cpp.
-/// `splitK` and `unroll` of 0 are chosen from the shape; `maxRegisters`
-/// (0: none) caps the registers per thread.
+/// The tiling of the mixed_matmul kernel; 0 everywhere is chosen from the
+/// shape (the pass options of the same names).
+struct MixedMatmulOptions {
+  int64_t splitK = 0;       // warps per block splitting K
+  int64_t unroll = 0;       // K chunks per software-pipeline stage
+  int64_t warpColumns = 0;  // weight columns per warp: 16 or 32
+  int64_t warpRows = 0;     // activation rows per warp: 8 or 16
+  int64_t columnWarps = 0;  // warps of a block side by side on columns
+  int64_t activationStages = 0; // 1: direct loads; 2-4: ring depth
+  int64_t maxRegisters = 0; // nvvm.maxnreg (0: the backend chooses)
+};
+
+/// Outlines a mixed_matmul_storage (bf16 x MXFP4, dense or ragged experts)
+/// into an mma.sync kernel of `kernels` and replaces it with its launch;
+/// failure (with a diagnostic) for operands it does not take. Defined in
+/// ConvertMixedMatmulToGPU.cpp.
 LogicalResult outlineMixedMatmul(MixedMatmulStorageOp op,
                                  gpu::GPUModuleOp kernels, unsigned index,
-                                 int64_t splitK = 0, int64_t unroll = 0,
-                                 int64_t maxRegisters = 0);
+                                 const MixedMatmulOptions &options = {});
 
 /// Outlines a whole convert_storage of FP4 values into a kernel that
 /// stages each block of the block route (BlockConversion.h) through shared

@@ -48,8 +48,27 @@ def MicroscaleConvertStorageToGPU
            "mixed_matmul: warps per block that split K (a power of two "
            "dividing the K chunks; 0: chosen from the shape)">,
     Option<"matmulUnroll", "matmul-unroll", "int64_t", /*default=*/"0",
-           "mixed_matmul: 64-wide K chunks whose loads are issued together "
-           "(0: 2, or 1 for an odd number of chunks)">,
+           "mixed_matmul: K chunks (128 wide, or 64 where K is not a "
+           "multiple of 128) per software-pipeline stage; the next stage's "
+           "loads are issued before this one's products (0: 1)">,
+    Option<"matmulWarpColumns", "matmul-warp-columns", "int64_t",
+           /*default=*/"0",
+           "mixed_matmul: weight columns per warp, 16 or 32 (0: 32 for "
+           "products of at most 8 rows (per expert), else 16)">,
+    Option<"matmulWarpRows", "matmul-warp-rows", "int64_t", /*default=*/"0",
+           "mixed_matmul: activation rows per warp, 8 or 16 (0: 8 for "
+           "products of at most 8 rows (per expert), else 16)">,
+    Option<"matmulColumnWarps", "matmul-column-warps", "int64_t",
+           /*default=*/"0",
+           "mixed_matmul: warps of a block side by side on columns, sharing "
+           "each staged activation (a power of two up to 8; 0: 4 with "
+           "staged activations, else 1)">,
+    Option<"matmulActivationStages", "matmul-activation-stages", "int64_t",
+           /*default=*/"0",
+           "mixed_matmul: 1: each warp loads its activations from global "
+           "memory; 2-4: the block stages them through a shared-memory ring "
+           "of that many K chunks with cp.async (0: staged for more than 8 "
+           "rows (per expert), as deep as 40 KiB allows)">,
     Option<"matmulMaxRegisters", "matmul-max-registers", "int64_t",
            /*default=*/"0",
            "mixed_matmul: registers per thread the kernel may use (nvvm.maxnreg; "

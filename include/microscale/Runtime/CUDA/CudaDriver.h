@@ -52,6 +52,10 @@ public:
   /// A two-dimensional grid (gridX x gridY blocks of blockX threads).
   void launch(Function function, unsigned gridX, unsigned gridY,
               unsigned blockX, std::vector<void *> &args, Stream stream);
+  /// A three-dimensional grid (gridX x gridY x gridZ blocks).
+  void launch(Function function, unsigned gridX, unsigned gridY,
+              unsigned gridZ, unsigned blockX, std::vector<void *> &args,
+              Stream stream);
   void synchronize();
   Event createEvent();
   void record(Event event, Stream stream);

@@ -150,21 +150,76 @@ verifyScaledMatmulTypes(Operation *op, QTensorType lhs, QTensorType rhs,
   return success();
 }
 
-/// A float activation [M, K] times a quantized weight [K, N].
+/// A float activation [M, K] times a quantized weight [K, N] or experts'
+/// weights [E, K, N] (blocked along K).
 static LogicalResult verifyMixedMatmulTypes(Operation *op,
                                             ArrayRef<int64_t> lhsShape,
                                             QTensorType rhs) {
-  if (lhsShape.size() != 2 || rhs.getRank() != 2)
-    return op->emitOpError() << "expects rank-2 operands, got ranks "
-                             << lhsShape.size() << " and " << rhs.getRank();
-  if (rhs.getAxis() != 0)
+  if (lhsShape.size() != 2 || (rhs.getRank() != 2 && rhs.getRank() != 3))
     return op->emitOpError()
-           << "expects rhs blocked along K (axis 0), got axis "
-           << rhs.getAxis();
-  if (lhsShape[1] != rhs.getShape()[0])
+           << "expects a rank-2 lhs and a rank-2 (or rank-3: experts) rhs, "
+              "got ranks "
+           << lhsShape.size() << " and " << rhs.getRank();
+  const int64_t kDim = rhs.getRank() - 2;
+  if (rhs.getAxis() != kDim)
+    return op->emitOpError() << "expects rhs blocked along K (axis " << kDim
+                             << "), got axis " << rhs.getAxis();
+  if (lhsShape[1] != rhs.getShape()[kDim])
     return op->emitOpError() << "contraction extents differ: lhs K = "
                              << lhsShape[1] << ", rhs K = "
-                             << rhs.getShape()[0];
+                             << rhs.getShape()[kDim];
+  return success();
+}
+
+/// The ragged (mixture-of-experts) operands of a mixed matmul: expert
+/// slices for an [E, K, N] weight, and the row gather and scatter. Returns
+/// the number of ragged rows R in `raggedRows`.
+static LogicalResult verifyRaggedOperands(Operation *op, QTensorType rhs,
+                                          int64_t lhsRows, int64_t outRows,
+                                          Value offsets, Value counts,
+                                          Value gather, Value scatter) {
+  auto length = [](Value v) {
+    return cast<ShapedType>(v.getType()).getShape()[0];
+  };
+  for (Value v : {offsets, counts, gather, scatter})
+    if (v && ShapedType::isDynamic(length(v)))
+      return op->emitOpError()
+             << "expects static shapes of the expert and row index "
+                "operands, got "
+             << v.getType();
+  const bool experts = rhs.getRank() == 3;
+  if (experts && !offsets)
+    return op->emitOpError() << "an [E, K, N] weight needs "
+                                "experts(offsets, counts)";
+  if (!experts && offsets)
+    return op->emitOpError()
+           << "experts(offsets, counts) need an [E, K, N] weight, got rank "
+           << rhs.getRank();
+  if (experts) {
+    const int64_t e = rhs.getShape()[0];
+    for (auto [name, v] : {std::pair<StringRef, Value>{"offsets", offsets},
+                           {"counts", counts}})
+      if (length(v) != e)
+        return op->emitOpError()
+               << "expert " << name << " must have one entry per expert ("
+               << e << "), got " << length(v);
+  }
+  if (gather && scatter && length(gather) != length(scatter))
+    return op->emitOpError() << "gather and scatter must index the same "
+                                "ragged rows, got "
+                             << length(gather) << " and " << length(scatter);
+  const int64_t rows = gather    ? length(gather)
+                       : scatter ? length(scatter)
+                                 : lhsRows;
+  if (!gather && lhsRows != rows)
+    return op->emitOpError()
+           << "without a gather, lhs must have one row per ragged row ("
+           << rows << "), got " << lhsRows;
+  if (!scatter && outRows != rows)
+    return op->emitOpError()
+           << "without a scatter, the result must have one row per ragged "
+              "row ("
+           << rows << "), got " << outRows;
   return success();
 }
 
@@ -186,6 +241,22 @@ LogicalResult ScaledMatmulOp::verify() {
                               "(w4a6_tc, w4a4_tc); this lhs is "
                            << Type(floats);
     lhsShape.assign(floats.getShape().begin(), floats.getShape().end());
+  }
+  const bool ragged = getExpertOffsets() || getGatherIndices() ||
+                      getScatterIndices() || rhs.getRank() == 3;
+  if (ragged) {
+    if (isa<QTensorType>(getLhs().getType()))
+      return emitOpError() << "experts, gather and scatter need float "
+                              "activations (lhs), got "
+                           << getLhs().getType();
+    if (getType().getRank() != 2 ||
+        getType().getShape()[1] != rhs.getShape().back())
+      return emitOpError() << "result must be [rows, N] with N = "
+                           << rhs.getShape().back() << ", got "
+                           << Type(getType());
+    return verifyRaggedOperands(*this, rhs, lhsShape[0], getType().getShape()[0],
+                                getExpertOffsets(), getExpertCounts(),
+                                getGatherIndices(), getScatterIndices());
   }
   SmallVector<int64_t> expected = {lhsShape[0], rhs.getShape()[1]};
   if (getType().getShape() != ArrayRef<int64_t>(expected))
@@ -435,10 +506,10 @@ LogicalResult MixedMatmulStorageOp::verify() {
       failed(verifyStorageBuffer(op, getRhsScales(),
                                  rhs.getScaleStorageShape(), "rhs scales")))
     return failure();
-  SmallVector<int64_t> expected = {lhs.getShape()[0], rhs.getShape()[1]};
-  if (out.getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError() << "out must be [M, N] = "
-                         << llvm::interleaved_array(expected) << ", got "
-                         << Type(out);
-  return success();
+  if (out.getShape()[1] != rhs.getShape().back())
+    return emitOpError() << "out must be [rows, N] with N = "
+                         << rhs.getShape().back() << ", got " << Type(out);
+  return verifyRaggedOperands(op, rhs, lhs.getShape()[0], out.getShape()[0],
+                              getExpertOffsets(), getExpertCounts(),
+                              getGatherIndices(), getScatterIndices());
 }

@@ -130,8 +130,10 @@ static void lower(DequantizeStorageOp op) {
   OpBuilder builder(op);
   Location loc = op.getLoc();
   Emitter e(builder, loc);
-  auto [elementTable, scaleTable] = getDecodeTables(
+  // Named values, not structured bindings: lambdas below capture them.
+  auto tables = getDecodeTables(
       builder, loc, module, type.getFormat(), op.getE8m0Edges());
+  Value elementTable = tables.element, scaleTable = tables.scale;
   const int64_t block = type.getFormat().getBlockSize();
   SmallVector<int64_t> shape(type.getShape());
   SmallVector<int64_t> scaleShape = type.getScaleShape();

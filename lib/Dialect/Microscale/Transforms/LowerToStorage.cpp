@@ -3,6 +3,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::microscale {
@@ -245,9 +247,38 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
     RankedTensorType result = op.getType();
     auto outType = MemRefType::get(result.getShape(), result.getElementType());
     Value out = memref::AllocOp::create(rewriter, loc, outType);
+    auto buffer = [&](Value tensor) -> Value {
+      if (!tensor)
+        return Value();
+      auto type = cast<RankedTensorType>(tensor.getType());
+      return bufferization::ToBufferOp::create(
+          rewriter, loc,
+          MemRefType::get(type.getShape(), type.getElementType()), tensor,
+          /*read_only=*/true);
+    };
+    Value offsets = buffer(op.getExpertOffsets()),
+          counts = buffer(op.getExpertCounts()),
+          gather = buffer(op.getGatherIndices()),
+          scatter = buffer(op.getScatterIndices());
+    // The ragged forms may leave rows of the result unwritten (rows in no
+    // expert slice, or skipped for an index out of range): those are zero.
+    if (offsets || gather || scatter) {
+      Value zero = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getZeroAttr(result.getElementType()));
+      auto c = [&](int64_t v) {
+        return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+      };
+      scf::ParallelOp::create(
+          rewriter, loc, ValueRange{c(0), c(0)},
+          ValueRange{c(result.getShape()[0]), c(result.getShape()[1])},
+          ValueRange{c(1), c(1)},
+          [&](OpBuilder &b, Location l, ValueRange ivs) {
+            memref::StoreOp::create(b, l, zero, out, ivs);
+          });
+    }
     MixedMatmulStorageOp::create(rewriter, loc, lhs, rhsValues, rhsScales,
-                                 rhsGlobal, out,
-                                 TypeAttr::get(op.getRhs().getType()));
+                                 rhsGlobal, out, offsets, counts, gather,
+                                 scatter, TypeAttr::get(op.getRhs().getType()));
     rewriter.replaceOp(op, bufferization::ToTensorOp::create(
                                rewriter, loc, result, out,
                                /*restrict=*/true, /*writable=*/true));

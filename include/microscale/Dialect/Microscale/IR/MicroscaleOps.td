@@ -166,7 +166,8 @@ def Microscale_TranscodeOp : Microscale_Op<"transcode", [Pure]> {
 // scaled_matmul
 //===----------------------------------------------------------------------===//
 
-def Microscale_ScaledMatmulOp : Microscale_Op<"scaled_matmul", [Pure]> {
+def Microscale_ScaledMatmulOp
+    : Microscale_Op<"scaled_matmul", [Pure, AttrSizedOperandSegments]> {
   let summary = "Matrix product with a block-scaled weight";
   let description = [{
     `lhs` `[M, K]` times `rhs` `[K, N]` (quantized, blocked along K: axis
@@ -191,7 +192,29 @@ def Microscale_ScaledMatmulOp : Microscale_Op<"scaled_matmul", [Pure]> {
     `scaled_matmul_storage` when both operands come from `from_bytes`, and
     into `mixed_matmul_storage` for a float `lhs` and a `from_bytes` `rhs`.
 
+    Ragged experts (the mixture-of-experts form of Triton's `matmul_ogs`),
+    for a float `lhs` only: `rhs` is `[E, K, N]` (blocked along K: axis 1)
+    and `experts(%offsets, %counts)` gives each expert's slice of ragged
+    rows, `offsets[e] .. offsets[e] + counts[e]` (`tensor<E x i32>` each).
+    Ragged row `r` reads activation row `gather[r]` (`gather(%g)`, a
+    `tensor<R x i32>`; without it, row `r` itself) and writes result row
+    `scatter[r]` (`scatter(%s)`; without it, row `r`), the product with its
+    expert's weight. R is the length of `gather` or `scatter` (they must
+    agree), else the activation's rows. Result rows that no ragged row
+    writes are zero; two ragged rows scattered to one result row leave one
+    of the two (which one is not specified). Rows whose slice, gather or
+    scatter index falls outside its tensor are skipped, never dereferenced.
+    `gather` and `scatter` also apply without `experts` (every row r in
+    [0, R) then takes the single `[K, N]` weight).
+
     ```mlir
+    %y = microscale.scaled_matmul %x, %experts
+           experts(%offsets, %counts : tensor<32xi32>, tensor<32xi32>)
+           gather(%rows : tensor<512xi32>)
+        : tensor<128x4096xbf16>,
+          !microscale.qtensor<32x4096x4096, mxfp4, axis = 1,
+                              values = #microscale.strided<major_dim = -2>>
+       -> tensor<512x4096xbf16>
     %c = microscale.scaled_matmul %a, %w {variant = #microscale.transcode_variant<lut>}
         : !microscale.qtensor<32x64, mxfp6_e2m3, axis = 1>,
           !microscale.qtensor<64x32, nvfp4_b32, axis = 0,
@@ -201,14 +224,32 @@ def Microscale_ScaledMatmulOp : Microscale_Op<"scaled_matmul", [Pure]> {
   }];
   let arguments = (ins AnyTypeOf<[Microscale_QTensor, Microscale_FloatTensor]>:$lhs,
       Microscale_QTensor:$rhs,
+      Optional<TensorRankOf<[I32], [1]>>:$expert_offsets,
+      Optional<TensorRankOf<[I32], [1]>>:$expert_counts,
+      Optional<TensorRankOf<[I32], [1]>>:$gather_indices,
+      Optional<TensorRankOf<[I32], [1]>>:$scatter_indices,
       OptionalAttr<Microscale_TranscodeVariantAttr>:$variant,
       DefaultValuedAttr<Microscale_ExponentBumpAttr,
                         "::mlir::microscale::ExponentBump::nonzero_mantissa">:$exponent_bump);
   let results = (outs Microscale_FloatTensor:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
+    $lhs `,` $rhs
+    (`experts` `(` $expert_offsets^ `,` $expert_counts `:`
+        type($expert_offsets) `,` type($expert_counts) `)`)?
+    (`gather` `(` $gather_indices^ `:` type($gather_indices) `)`)?
+    (`scatter` `(` $scatter_indices^ `:` type($scatter_indices) `)`)?
+    attr-dict `:` qualified(type($lhs)) `,` qualified(type($rhs))
     `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$lhs,
+                   "::mlir::Value":$rhs), [{
+      build($_builder, $_state, result, lhs, rhs, ::mlir::Value(),
+            ::mlir::Value(), ::mlir::Value(), ::mlir::Value(),
+            ::mlir::microscale::TranscodeVariantAttr(),
+            ::mlir::microscale::ExponentBump::nonzero_mantissa);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
@@ -441,7 +482,7 @@ def Microscale_ScaledMatmulStorageOp
 }
 
 def Microscale_MixedMatmulStorageOp
-    : Microscale_Op<"mixed_matmul_storage"> {
+    : Microscale_Op<"mixed_matmul_storage", [AttrSizedOperandSegments]> {
   let summary = "Float activations times a block-scaled weight in byte buffers";
   let description = [{
     The buffer-level form of `scaled_matmul` with a float `lhs`:
@@ -452,6 +493,11 @@ def Microscale_MixedMatmulStorageOp
     scale applied to the sum); products are summed in f32 and rounded once
     to `out`'s element type.
 
+    The ragged forms (`experts`, `gather`, `scatter`) are those of
+    `scaled_matmul`, except that rows of `out` that no ragged row writes
+    keep their contents (`microscale-lower-to-storage` zero-fills them
+    first).
+
     Lowerings: for the host, `microscale-lower-storage-conversions`; for
     NVIDIA GPUs, `microscale-convert-storage-to-gpu` (an mma.sync kernel,
     MXFP4 weights stored K-major).
@@ -461,12 +507,30 @@ def Microscale_MixedMatmulStorageOp
                        Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$rhs_scales,
                        F32:$rhs_global_scale,
                        Arg<MemRefRankOf<[F32, F16, BF16], [2]>, "", [MemWrite]>:$out,
+                       Arg<Optional<MemRefRankOf<[I32], [1]>>, "", [MemRead]>:$expert_offsets,
+                       Arg<Optional<MemRefRankOf<[I32], [1]>>, "", [MemRead]>:$expert_counts,
+                       Arg<Optional<MemRefRankOf<[I32], [1]>>, "", [MemRead]>:$gather_indices,
+                       Arg<Optional<MemRefRankOf<[I32], [1]>>, "", [MemRead]>:$scatter_indices,
                        TypeAttrOf<Microscale_QTensor>:$rhs);
   let assemblyFormat = [{
     $lhs `times` `(` $rhs_values `,` $rhs_scales `,` $rhs_global_scale `)`
-    `into` $out attr-dict `:` type($lhs) `,` $rhs `,` type($rhs_values) `,`
+    `into` $out
+    (`experts` `(` $expert_offsets^ `,` $expert_counts `:`
+        type($expert_offsets) `,` type($expert_counts) `)`)?
+    (`gather` `(` $gather_indices^ `:` type($gather_indices) `)`)?
+    (`scatter` `(` $scatter_indices^ `:` type($scatter_indices) `)`)?
+    attr-dict `:` type($lhs) `,` $rhs `,` type($rhs_values) `,`
     type($rhs_scales) `,` type($out)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs_values,
+                   "::mlir::Value":$rhs_scales, "::mlir::Value":$rhs_global_scale,
+                   "::mlir::Value":$out, "::mlir::TypeAttr":$rhs), [{
+      build($_builder, $_state, lhs, rhs_values, rhs_scales, rhs_global_scale,
+            out, ::mlir::Value(), ::mlir::Value(), ::mlir::Value(),
+            ::mlir::Value(), rhs);
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     QTensorType getRhsType() { return ::llvm::cast<QTensorType>(getRhs()); }

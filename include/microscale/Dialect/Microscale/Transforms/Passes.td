@@ -101,10 +101,14 @@ def MicroscaleLowerToStorage : Pass<"microscale-lower-to-storage"> {
     allocation of the result; both bridged with `bufferization.to_buffer` /
     `to_tensor`, so that one-shot bufferization handles the rest. A
     quantized tensor that does not come from `from_bytes` (a function
-    argument, a `quantize`) is reported, not silently left behind.
+    argument, a `quantize`) is reported, not silently left behind. The
+    ragged forms of `scaled_matmul` zero-fill their result (an
+    `scf.parallel` of stores) before the `mixed_matmul_storage` writes its
+    rows.
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 #endif // MICROSCALE_TRANSFORMS_PASSES_TD

@@ -41,7 +41,7 @@ if moe:
 PY
 # SASS of the decode-shaped kernel, when this kernel set has it: the
 # instruction mix of the whole kernel.
-sass_cubin="$kernels/mm_16_8192_8192_e0_s0_u0_c0_w0_b0_a0_r0.cubin"
+sass_cubin="$kernels/mm_16_8192_8192_e0_s0_u0_c0_w0_b0_a0_g0_r0.cubin"
 if [ -f "$sass_cubin" ]; then
   cuobjdump --dump-sass "$sass_cubin" > "$out/mm_16_8192_8192.sass"
   echo "SASS opcodes, mm_16_8192_8192 (whole kernel):"

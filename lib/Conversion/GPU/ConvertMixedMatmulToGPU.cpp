@@ -89,6 +89,20 @@ struct MatmulPlan {
   // (cp.async; one copy serves the block's `columnWarps` warps), or 0:
   // each warp loads its own from global memory.
   int64_t activationDepth = 0;
+  // The weight bytes through a per-thread cp.async ring of this depth (each
+  // thread copies exactly the bytes it later reads: no barrier), with the
+  // scale codes carried that far ahead in registers; or 0: loaded one
+  // chunk ahead into registers.
+  int64_t weightDepth = 0;
+
+  int64_t ringDepth() const {
+    return std::max(activationDepth, weightDepth);
+  }
+  int64_t weightUnits() const { return 2 * columnGroups; } // per thread
+  int64_t weightUnitBytes() const { return chunkK / 8; }   // 16 or 8
+  int64_t weightRingBytes() const {
+    return weightDepth * weightUnits() * 32 * warps() * weightUnitBytes();
+  }
 
   int64_t wordsPerColumn() const { return chunkK / 32; } // per thread, chunk
   int64_t warpColumns() const { return 16 * columnGroups; }
@@ -118,9 +132,12 @@ struct ChunkData {
     all.append(activation.begin(), activation.end());
     return all;
   }
-  static ChunkData unflatten(const MatmulPlan &p, ValueRange all) {
+  /// The inverse of flatten, for a chunk with (`withWeight`) or without
+  /// its weight words.
+  static ChunkData unflatten(const MatmulPlan &p, ValueRange all,
+                             bool withWeight = true) {
     ChunkData d;
-    const int64_t w = p.columnGroups * 2 * p.wordsPerColumn();
+    const int64_t w = withWeight ? p.columnGroups * 2 * p.wordsPerColumn() : 0;
     const int64_t s = p.columnGroups * 2;
     d.weight.assign(all.begin(), all.begin() + w);
     d.scale.assign(all.begin() + w, all.begin() + w + s);
@@ -221,9 +238,10 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
       p.experts ? std::max<int64_t>(1, p.m / std::max<int64_t>(1, p.experts))
                 : p.m;
   p.rowTiles = typicalRows <= 8 ? 1 : 2;
-  // A second column group shares each loaded activation between twice the
-  // weight, where its registers fit (one row tile).
-  p.columnGroups = p.rowTiles == 1 && p.n % 32 == 0 ? 2 : 1;
+  // A second column group shares each loaded (or staged) activation
+  // between twice the weight: measured best on the H200 for both decode
+  // row counts (docs/performance.md).
+  p.columnGroups = p.n % 32 == 0 ? 2 : 1;
   if (options.warpColumns) {
     if (options.warpColumns != 16 && options.warpColumns != 32)
       return op.emitOpError() << "matmul-warp-columns = "
@@ -248,9 +266,14 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
   // Activations staged once per block where each warp would otherwise read
   // several rows of them per weight byte (more than 8 rows, or experts):
   // reading them from L2 once per 16 columns is what bounded those shapes.
+  // Staging needs enough blocks of two 32-column warps to fill the GPU
+  // (long-K, 4096-wide weights measured faster unstaged).
+  const int64_t stagedBlocks =
+      ((p.n + 63) / 64) *
+      (p.experts ? p.experts : (p.m + p.warpRows() - 1) / p.warpRows());
   const bool stage = options.activationStages
                          ? options.activationStages > 1
-                         : p.rowTiles > 1 || p.experts;
+                         : (p.rowTiles > 1 || p.experts) && stagedBlocks >= 128;
   if (options.activationStages < 0 || options.activationStages > 4)
     return op.emitOpError() << "matmul-activation-stages = "
                             << options.activationStages
@@ -258,7 +281,9 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
                                "ring depth of 2 to 4";
   p.columnWarps = 1;
   if (stage) {
-    p.columnWarps = 4;
+    // Two warps side by side (64 columns with two column groups) measured
+    // best; four leave too few blocks on 4096-wide weights.
+    p.columnWarps = p.columnGroups == 2 ? 2 : 4;
     while (p.columnWarps > 1 && p.blockColumns() / 2 >= p.n)
       p.columnWarps /= 2;
   }
@@ -302,20 +327,51 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
     return op.emitOpError() << "matmul-unroll = " << p.stage
                             << " applies to unstaged activations only "
                                "(matmul-activation-stages = 1)";
+  // Shared memory: the rings fit in 40 KiB by default, 46 KiB at most
+  // (48 KiB is the limit of static shared memory; the rest is the split
+  // sums).
+  const int64_t activationStage = p.split * p.warpRows() * p.chunkK * 2;
+  const int64_t weightStage =
+      p.weightUnits() * 32 * p.warps() * p.weightUnitBytes();
+  if (options.weightStages < 0 || options.weightStages > 8 ||
+      (options.weightStages > 1 && stage && options.activationStages > 1 &&
+       options.weightStages != options.activationStages))
+    return op.emitOpError()
+           << "matmul-weight-stages = " << options.weightStages
+           << " must be 0 (chosen), 1 (no ring) or a ring depth of 2 to 8, "
+              "and equal to matmul-activation-stages when both are rings";
   if (stage) {
-    // As deep as 40 KiB of static shared memory allows (48 KiB is the
-    // limit without a dynamic allocation), at least 2.
-    const int64_t perStage = p.split * p.warpRows() * p.chunkK * 2;
+    // As deep as 40 KiB allows, at least 2; the weight ring joins at the
+    // same depth where both fit.
     p.activationDepth = options.activationStages > 1
                             ? options.activationStages
-                            : std::clamp<int64_t>((40 << 10) / perStage, 2, 4);
-    if (p.activationDepth * perStage > (46 << 10))
-      return op.emitOpError()
-             << "an activation ring of " << p.activationDepth << " stages of "
-             << perStage << " bytes exceeds the 46 KiB of static shared "
-             << "memory the kernel may use; lower matmul-split-k or "
-                "matmul-activation-stages";
+                            : std::clamp<int64_t>((40 << 10) / activationStage,
+                                                  2, 4);
+    if (options.weightStages > 1 ||
+        (!options.weightStages &&
+         p.activationDepth * (activationStage + weightStage) <= (40 << 10)))
+      p.weightDepth = p.activationDepth;
+  } else if (options.weightStages > 1) {
+    p.weightDepth = options.weightStages;
+  } else if (!options.weightStages && p.rowTiles == 1) {
+    // Measured for decode rows (at most 8); more rows keep the weight in
+    // registers one chunk ahead.
+    const int64_t depth = std::min<int64_t>(6, (40 << 10) / weightStage);
+    p.weightDepth = depth >= 2 ? depth : 0;
   }
+  if (p.weightDepth && p.stage != 1)
+    return op.emitOpError() << "matmul-unroll = " << p.stage
+                            << " applies without the weight ring only "
+                               "(matmul-weight-stages = 1)";
+  const int64_t ringBytes =
+      p.activationDepth * activationStage + p.weightDepth * weightStage;
+  if (ringBytes > (46 << 10))
+    return op.emitOpError()
+           << "rings of " << ringBytes << " bytes (activations: "
+           << p.activationDepth << " stages of " << activationStage
+           << " bytes; weights: " << p.weightDepth << " of " << weightStage
+           << ") exceed the 46 KiB of static shared memory the kernel may "
+              "use; lower matmul-split-k or the stages";
   return p;
 }
 
@@ -327,12 +383,21 @@ public:
                       Location loc)
       : p(plan), rhs(rhs), b(b), loc(loc), e(b, loc) {}
 
-  void emit(gpu::GPUFuncOp function, Value partials, Value ring);
+  void emit(gpu::GPUFuncOp function, Value partials, Value ring,
+            Value weightRing);
 
 private:
   /// The thread's weight words and scale codes of chunk `chunk` (and its
   /// activation words, unless they are staged).
-  ChunkData load(Emitter &at, Value chunk);
+  ChunkData load(Emitter &at, Value chunk, bool weight = true,
+                 bool activations = true);
+  /// Weight ring: the thread's cp.async copies of its weight bytes of chunk
+  /// `chunk` into ring slot `slot`, and its words read back.
+  void copyWeights(Emitter &at, Value chunk, Value slot);
+  SmallVector<Value> readWeights(Emitter &at, Value slot);
+  /// The thread's byte offset of weight unit `unit` (column group, half) of
+  /// chunk `chunk` in the values buffer.
+  Value weightOffset(Emitter &at, Value chunk, int64_t unit);
   /// Staged activations: the block's cp.async copies of the chunks at
   /// `step` of every warp set into ring slot `slot`.
   void copyActivations(Emitter &at, Value step, Value slot);
@@ -344,7 +409,7 @@ private:
   SmallVector<Value> compute(Emitter &at, const ChunkData &d,
                              SmallVector<Value> acc);
   SmallVector<Value> emitDirectLoop(Value firstChunk);
-  SmallVector<Value> emitStagedLoop(Value firstChunk);
+  SmallVector<Value> emitRingLoop(Value firstChunk);
   void emitTile(Value tile);
 
   const MatmulPlan &p;
@@ -355,7 +420,8 @@ private:
   // Kernel arguments and per-thread indices.
   Value lhs, values, scales, out, globalScale, offsets, counts, gatherIdx,
       scatterIdx;
-  Value warp, lane, group, quad, firstColumn, expert, partials, ring;
+  Value warp, lane, group, quad, firstColumn, expert, partials, ring,
+      weightRing;
   Value splitWarp;                // the warp's K range (0 .. split - 1)
   Value columnWarp;               // the warp's columns (0 .. columnWarps - 1)
   Value thread;
@@ -380,7 +446,23 @@ static Value activationChunk(Emitter &e, Value c, Value r) {
   return e.add(base, rotated);
 }
 
-ChunkData MatmulKernelEmitter::load(Emitter &at, Value chunk) {
+Value MatmulKernelEmitter::weightOffset(Emitter &at, Value chunk,
+                                        int64_t unit) {
+  OpBuilder &ab = at.builder();
+  Location al = at.location();
+  const int64_t cg = unit / 2, half = unit % 2;
+  Value kFirst = at.add(at.mul(chunk, p.chunkK), at.mul(quad, p.chunkK / 4));
+  // Columns past N (N % 16 == 8) read column N - 1; never stored.
+  Value column = arith::MinUIOp::create(
+      ab, al, at.add(firstColumn, at.add(group, 16 * cg + 8 * half)),
+      at.index(p.n - 1));
+  if (p.experts)
+    column = at.add(at.mul(expert, p.n), column);
+  return at.add(at.mul(column, p.k / 2), at.div(kFirst, 2));
+}
+
+ChunkData MatmulKernelEmitter::load(Emitter &at, Value chunk, bool weight,
+                                    bool activations) {
   OpBuilder &ab = at.builder();
   Location al = at.location();
   Type i8 = ab.getI8Type(), i32 = ab.getI32Type(), bf16 = ab.getBF16Type();
@@ -391,31 +473,30 @@ ChunkData MatmulKernelEmitter::load(Emitter &at, Value chunk) {
   SmallVector<int64_t> scaleShape = rhs.getScaleShape();
   LayoutAttrInterface scaleLayout = rhs.getScaleLayout();
   Value block = at.div(kFirst, 32);
-  for (int64_t cg = 0; cg < p.columnGroups; ++cg)
-    for (int64_t half = 0; half < 2; ++half) {
-      // Columns past N (N % 16 == 8) read column N - 1; never stored.
-      Value column = arith::MinUIOp::create(
-          ab, al, at.add(firstColumn, at.add(group, 16 * cg + 8 * half)),
-          at.index(p.n - 1));
-      Value columnIndex = column;
-      if (p.experts)
-        columnIndex = at.add(at.mul(expert, p.n), column);
-      Value offset = at.add(at.mul(columnIndex, p.k / 2), at.div(kFirst, 2));
+  for (int64_t unit = 0; unit < p.weightUnits(); ++unit) {
+    if (weight) {
       Value bytes = vector::LoadOp::create(
-          ab, al, VectorType::get({4 * words}, i8), values, ValueRange{offset},
-          false, llvm::MaybeAlign(4 * words));
-      Value w = vector::BitCastOp::create(ab, al, VectorType::get({words}, i32),
-                                          bytes);
+          ab, al, VectorType::get({4 * words}, i8), values,
+          ValueRange{weightOffset(at, chunk, unit)}, false,
+          llvm::MaybeAlign(4 * words));
+      Value w = vector::BitCastOp::create(
+          ab, al, VectorType::get({words}, i32), bytes);
       for (int64_t i = 0; i < words; ++i)
         d.weight.push_back(vector::ExtractOp::create(ab, al, w, i));
-      SmallVector<Value, 3> index;
-      if (p.experts)
-        index.push_back(expert);
-      index.append({block, column});
-      d.scale.push_back(
-          scaleLayout.emitLoadElement(ab, al, scales, scaleShape, 8, index));
     }
-  for (int64_t rt = 0; rt < p.rowTiles && !p.activationDepth; ++rt) {
+    Value column = arith::MinUIOp::create(
+        ab, al,
+        at.add(firstColumn, at.add(group, 16 * (unit / 2) + 8 * (unit % 2))),
+        at.index(p.n - 1));
+    SmallVector<Value, 3> index;
+    if (p.experts)
+      index.push_back(expert);
+    index.append({block, column});
+    d.scale.push_back(
+        scaleLayout.emitLoadElement(ab, al, scales, scaleShape, 8, index));
+  }
+  for (int64_t rt = 0; rt < p.rowTiles && activations && !p.activationDepth;
+       ++rt) {
     Value offset = at.add(at.mul(loadRow[rt], p.k), kFirst);
     for (int64_t part = 0; part < quadK / 8; ++part) {
       Value v = vector::LoadOp::create(ab, al, VectorType::get({8}, bf16), lhs,
@@ -429,27 +510,75 @@ ChunkData MatmulKernelEmitter::load(Emitter &at, Value chunk) {
   return d;
 }
 
+/// An LLVM pointer in address space `space` to element `elementOffset`
+/// (of `bytes` bytes) of `memref`: cp.async takes raw pointers.
+static Value pointerTo(Emitter &at, Value memref, Value elementOffset,
+                       int64_t bytes, unsigned space) {
+  OpBuilder &ab = at.builder();
+  Location al = at.location();
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(ab, al, memref);
+  Value address = at.add(base, at.mul(elementOffset, bytes));
+  Value i64 = arith::IndexCastOp::create(ab, al, ab.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      ab, al, LLVM::LLVMPointerType::get(ab.getContext(), space), i64);
+}
+
+/// The byte offset of weight unit `unit` of ring slot `slot` for `thread`:
+/// [slot][unit][thread] units, so that the 8 threads of each phase of a
+/// 16-byte shared access read 128 contiguous bytes.
+static Value weightRingOffset(Emitter &at, const MatmulPlan &p, Value slot,
+                              int64_t unit, Value thread) {
+  const int64_t threads = 32 * p.warps();
+  return at.mul(at.add(at.mul(at.add(at.mul(slot, p.weightUnits()), unit),
+                              threads),
+                       thread),
+                p.weightUnitBytes());
+}
+
+void MatmulKernelEmitter::copyWeights(Emitter &at, Value chunk, Value slot) {
+  for (int64_t unit = 0; unit < p.weightUnits(); ++unit)
+    NVVM::CpAsyncOp::create(
+        at.builder(), at.location(),
+        pointerTo(at, weightRing, weightRingOffset(at, p, slot, unit, thread),
+                  1, 3),
+        pointerTo(at, values, weightOffset(at, chunk, unit), 1, 1),
+        p.weightUnitBytes(),
+        p.weightUnitBytes() == 16 ? NVVM::LoadCacheModifierKind::CG
+                                  : NVVM::LoadCacheModifierKind::CA,
+        Value());
+}
+
+SmallVector<Value> MatmulKernelEmitter::readWeights(Emitter &at, Value slot) {
+  OpBuilder &ab = at.builder();
+  Location al = at.location();
+  const int64_t words = p.wordsPerColumn();
+  SmallVector<Value> all;
+  for (int64_t unit = 0; unit < p.weightUnits(); ++unit) {
+    Value bytes = vector::LoadOp::create(
+        ab, al, VectorType::get({4 * words}, ab.getI8Type()), weightRing,
+        ValueRange{weightRingOffset(at, p, slot, unit, thread)}, false,
+        llvm::MaybeAlign(4 * words));
+    Value w = vector::BitCastOp::create(
+        ab, al, VectorType::get({words}, ab.getI32Type()), bytes);
+    for (int64_t i = 0; i < words; ++i)
+      all.push_back(vector::ExtractOp::create(ab, al, w, i));
+  }
+  return all;
+}
+
 void MatmulKernelEmitter::copyActivations(Emitter &at, Value step,
                                           Value slot) {
   OpBuilder &ab = at.builder();
   Location al = at.location();
   const int64_t slotElements = p.split * p.warpRows() * p.chunkK;
-  auto globalPointer = [&](Value memref, Value elementOffset, int64_t bytes,
-                           unsigned space) -> Value {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(ab, al, memref);
-    Value address = at.add(base, at.mul(elementOffset, bytes));
-    Value i64 = arith::IndexCastOp::create(ab, al, ab.getI64Type(), address);
-    return LLVM::IntToPtrOp::create(
-        ab, al, LLVM::LLVMPointerType::get(ab.getContext(), space), i64);
-  };
   for (size_t u = 0; u < copySource.size(); ++u) {
     // copySource[u] already holds the unit's warp set's first chunk.
     auto copy = [&](OpBuilder &cb, Location cl) {
       Emitter ce(cb, cl);
       Value source = ce.add(copySource[u], ce.mul(step, p.chunkK));
       Value dest = ce.add(copyDest[u], ce.mul(slot, slotElements));
-      NVVM::CpAsyncOp::create(cb, cl, globalPointer(ring, dest, 2, 3),
-                              globalPointer(lhs, source, 2, 1), 16,
+      NVVM::CpAsyncOp::create(cb, cl, pointerTo(ce, ring, dest, 2, 3),
+                              pointerTo(ce, lhs, source, 2, 1), 16,
                               NVVM::LoadCacheModifierKind::CG, Value());
     };
     if (copyValid[u]) {
@@ -651,53 +780,88 @@ SmallVector<Value> MatmulKernelEmitter::emitDirectLoop(Value firstChunk) {
       SmallVector<Value>(ValueRange(results).take_front(accumulators)));
 }
 
-SmallVector<Value> MatmulKernelEmitter::emitStagedLoop(Value firstChunk) {
+SmallVector<Value> MatmulKernelEmitter::emitRingLoop(Value firstChunk) {
   const int64_t chunksPerWarp = p.k / p.chunkK / p.split;
-  const int64_t depth = p.activationDepth;
+  const int64_t depth = p.ringDepth();
+  const bool weightRinged = p.weightDepth > 0;
+  const bool activationsRinged = p.activationDepth > 0;
+  // What is loaded into registers ahead of its step: the scale codes (and
+  // the weight words when they are not ringed), `ahead` steps ahead. The
+  // scales go as far ahead as the weight ring so that their latency hides
+  // as well; unringed weights only one step (their registers).
+  const int64_t ahead = weightRinged ? depth - 1 : 1;
+  auto registerEntry = [&](Emitter &at, Value step) {
+    Value chunk = at.add(
+        firstChunk, arith::MinUIOp::create(at.builder(), at.location(), step,
+                                           at.index(chunksPerWarp - 1)));
+    return load(at, chunk, /*weight=*/!weightRinged, /*activations=*/false)
+        .flatten();
+  };
+  auto issueCopies = [&](Emitter &at, Value step, Value slot) {
+    if (activationsRinged)
+      copyActivations(at, step, slot);
+    if (weightRinged)
+      copyWeights(at, at.add(firstChunk, step), slot);
+  };
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-  SmallVector<Value> acc(p.accumulators(), zero);
+  SmallVector<Value> carried(p.accumulators(), zero);
   // Prologue: the copies of the first depth - 1 steps, one group each (a
   // group is committed even when empty, so that the wait below counts the
-  // same groups on every thread and step).
+  // same groups on every thread and step), and the register entries of the
+  // first `ahead` steps.
   for (int64_t step = 0; step + 1 < depth; ++step) {
     if (step < chunksPerWarp)
-      copyActivations(e, e.index(step), e.index(step));
+      issueCopies(e, e.index(step), e.index(step));
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
   }
-  SmallVector<Value> carried(acc);
-  carried.append(load(e, firstChunk).flatten());
+  int64_t entrySize = 0;
+  for (int64_t step = 0; step < ahead; ++step) {
+    SmallVector<Value> entry = registerEntry(e, e.index(step));
+    entrySize = static_cast<int64_t>(entry.size());
+    carried.append(entry);
+  }
   const int64_t accumulators = p.accumulators();
   auto loop = scf::ForOp::create(
       b, loc, e.index(0), e.index(chunksPerWarp), e.index(1), carried,
       [&](OpBuilder &lb, Location ll, Value s, ValueRange args) {
         Emitter body(lb, ll);
         // Step s's copies are done on this thread (all but the depth - 2
-        // latest groups), and after the barrier on every thread; the
-        // barrier also ends every warp's reads of step s - 1, whose slot
-        // the copies issued next overwrite.
+        // latest groups). Ringed activations are copied by other threads:
+        // the barrier makes theirs visible too, and ends every warp's reads
+        // of step s - 1, whose slot the copies issued next overwrite. (A
+        // thread reads only the weight bytes it copied itself.)
         NVVM::CpAsyncWaitGroupOp::create(lb, ll, depth - 2);
-        gpu::BarrierOp::create(lb, ll);
-        Value ahead = body.add(s, depth - 1);
-        auto issue = scf::IfOp::create(lb, ll, body.lt(ahead, chunksPerWarp),
+        if (activationsRinged)
+          gpu::BarrierOp::create(lb, ll);
+        Value next = body.add(s, depth - 1);
+        auto issue = scf::IfOp::create(lb, ll, body.lt(next, chunksPerWarp),
                                        /*withElseRegion=*/false);
         {
           OpBuilder::InsertionGuard guard(lb);
           lb.setInsertionPointToStart(&issue.getThenRegion().front());
           Emitter inIssue(lb, ll);
-          copyActivations(inIssue, ahead, inIssue.rem(ahead, depth));
+          issueCopies(inIssue, next, inIssue.rem(next, depth));
         }
         NVVM::CpAsyncCommitGroupOp::create(lb, ll);
-        // The next step's weight (the last step reloads its own: an L1
-        // hit, and no branch in the loop).
-        Value next = arith::MinUIOp::create(lb, ll, body.add(s, 1),
-                                            body.index(chunksPerWarp - 1));
-        ChunkData loaded = load(body, body.add(firstChunk, next));
-        ChunkData current =
-            ChunkData::unflatten(p, args.drop_front(accumulators));
-        currentSlot = body.rem(s, depth);
+        // The entry `ahead` steps on (past the end: the last step's again,
+        // an L1 hit, and no branch in the loop).
+        SmallVector<Value> entry = registerEntry(body, body.add(s, ahead));
+        ValueRange entries = args.drop_front(accumulators);
+        ChunkData current = ChunkData::unflatten(
+            p, entries.take_front(entrySize), /*withWeight=*/!weightRinged);
+        Value slot = body.rem(s, depth);
+        if (weightRinged)
+          current.weight = readWeights(body, slot);
+        if (activationsRinged)
+          currentSlot = slot;
+        else
+          current.activation =
+              load(body, body.add(firstChunk, s), false, true).activation;
         SmallVector<Value> running = compute(
             body, current, SmallVector<Value>(args.take_front(accumulators)));
-        running.append(loaded.flatten());
+        running.append(entries.drop_front(entrySize).begin(),
+                       entries.drop_front(entrySize).end());
+        running.append(entry);
         scf::YieldOp::create(lb, ll, running);
       });
   return SmallVector<Value>(loop.getResults().take_front(accumulators));
@@ -715,12 +879,13 @@ void MatmulKernelEmitter::emitTile(Value tile) {
                           .first);
   Value firstChunk = e.mul(splitWarp, chunksPerWarp);
   SmallVector<Value> sums;
-  if (!p.activationDepth) {
+  if (!p.activationDepth && !p.weightDepth) {
     sums = emitDirectLoop(firstChunk);
   } else {
     // The thread's copy units: 16 bytes of one row of one warp set's chunk.
     const int64_t perRow = p.chunkK / 8;
-    const int64_t units = p.split * p.warpRows() * perRow;
+    const int64_t units =
+        p.activationDepth ? p.split * p.warpRows() * perRow : 0;
     const int64_t threads = 32 * p.warps();
     copySource.clear();
     copyDest.clear();
@@ -742,7 +907,7 @@ void MatmulKernelEmitter::emitTile(Value tile) {
       copyValid.push_back((i + 1) * threads <= units ? Value()
                                                      : e.lt(unit, units));
     }
-    sums = emitStagedLoop(firstChunk);
+    sums = emitRingLoop(firstChunk);
   }
   const int64_t accumulators = p.accumulators();
 
@@ -805,10 +970,11 @@ void MatmulKernelEmitter::emitTile(Value tile) {
 }
 
 void MatmulKernelEmitter::emit(gpu::GPUFuncOp function, Value partialsBuffer,
-                               Value ringBuffer) {
+                               Value ringBuffer, Value weightRingBuffer) {
   Block &entry = function.getBody().front();
   partials = partialsBuffer;
   ring = ringBuffer;
+  weightRing = weightRingBuffer;
   lhs = entry.getArgument(0);
   values = entry.getArgument(1);
   scales = entry.getArgument(2);
@@ -929,19 +1095,26 @@ mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
       loc);
   Block &entry = function.getBody().front();
   builder.setInsertionPointToStart(&entry);
-  Value ring;
-  if (p.activationDepth) {
-    ring = function.addWorkgroupAttribution(
-        MemRefType::get({p.ringElements()}, bf16, MemRefLayoutAttrInterface(),
-                        gpu::AddressSpaceAttr::get(
-                            context, gpu::AddressSpace::Workgroup)),
-        loc);
-    // cp.async and the 16-byte shared loads need 16-byte alignment.
+  auto workgroup = gpu::AddressSpaceAttr::get(context,
+                                              gpu::AddressSpace::Workgroup);
+  // cp.async and the 16-byte shared loads need 16-byte alignment.
+  auto addRing = [&](MemRefType type) {
+    Value buffer = function.addWorkgroupAttribution(type, loc);
     function.setWorkgroupAttributionAttr(
-        1, LLVM::LLVMDialect::getAlignAttrName(),
-        builder.getI64IntegerAttr(16));
-  }
-  MatmulKernelEmitter(p, rhs, builder, loc).emit(function, partials, ring);
+        function.getNumWorkgroupAttributions() - 1,
+        LLVM::LLVMDialect::getAlignAttrName(), builder.getI64IntegerAttr(16));
+    return buffer;
+  };
+  Value ring, weightRing;
+  if (p.activationDepth)
+    ring = addRing(MemRefType::get({p.ringElements()}, bf16,
+                                   MemRefLayoutAttrInterface(), workgroup));
+  if (p.weightDepth)
+    weightRing = addRing(MemRefType::get({p.weightRingBytes()}, i8,
+                                         MemRefLayoutAttrInterface(),
+                                         workgroup));
+  MatmulKernelEmitter(p, rhs, builder, loc)
+      .emit(function, partials, ring, weightRing);
   builder.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(builder, loc);
 
@@ -959,10 +1132,14 @@ mlir::microscale::outlineMixedMatmul(MixedMatmulStorageOp op,
       result = memref::CastOp::create(builder, loc, type, result);
     return result;
   };
+  // Ragged: blocks for twice the mean rows per expert, so that the second
+  // tile of a larger-than-average expert runs beside its first (its weight
+  // then comes from L2) instead of after it; the tile walk covers the rest.
   const int64_t rowBlocks =
-      p.experts ? std::max<int64_t>(
-                      1, (p.m / p.experts + p.warpRows() - 1) / p.warpRows())
-                : (p.m + p.warpRows() - 1) / p.warpRows();
+      p.experts
+          ? std::max<int64_t>(1, (2 * p.m / p.experts + p.warpRows() - 1) /
+                                     p.warpRows())
+          : (p.m + p.warpRows() - 1) / p.warpRows();
   SmallVector<Value> operands = {flat(op.getLhs(), argTypes[0]),
                                  flat(op.getRhsValues(), argTypes[1]),
                                  flat(op.getRhsScales(), argTypes[2]),

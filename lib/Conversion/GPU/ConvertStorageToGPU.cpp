@@ -268,6 +268,7 @@ struct ConvertStorageToGPUPass
     matmulOptions.warpRows = matmulWarpRows;
     matmulOptions.columnWarps = matmulColumnWarps;
     matmulOptions.activationStages = matmulActivationStages;
+    matmulOptions.weightStages = matmulWeightStages;
     matmulOptions.maxRegisters = matmulMaxRegisters;
     for (MixedMatmulStorageOp op : products)
       if (failed(outlineMixedMatmul(op, kernels, index++, matmulOptions)))

@@ -69,6 +69,13 @@ def MicroscaleConvertStorageToGPU
            "memory; 2-4: the block stages them through a shared-memory ring "
            "of that many K chunks with cp.async (0: staged for more than 8 "
            "rows (per expert), as deep as 40 KiB allows)">,
+    Option<"matmulWeightStages", "matmul-weight-stages", "int64_t",
+           /*default=*/"0",
+           "mixed_matmul: 1: each thread loads its weight bytes one K chunk "
+           "ahead into registers; 2-8: through a per-thread shared-memory "
+           "ring of that many chunks with cp.async, the scale codes that far "
+           "ahead in registers (0: a ring as deep as 40 KiB allows, up to 6; "
+           "with staged activations, at their depth where both fit)">,
     Option<"matmulMaxRegisters", "matmul-max-registers", "int64_t",
            /*default=*/"0",
            "mixed_matmul: registers per thread the kernel may use (nvvm.maxnreg; "

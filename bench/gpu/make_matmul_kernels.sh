@@ -13,7 +13,8 @@ mkdir -p "$out"
 # M K N [experts tokens [split unroll warp-columns warp-rows column-warps
 #        activation-stages weight-stages max-registers]]
 # A ragged (MoE) case has M ragged rows: `tokens` activation rows, each
-# routed to M / tokens experts, read through a gather.
+# routed to M / tokens experts, read through a gather, written through a
+# scatter (a permutation, as matmul_ogs' scatter before its combine).
 emit() {
   local m=$1 k=$2 n=$3 experts=${4:-0} tokens=${5:-$1}
   local split=${6:-0} unroll=${7:-0} cols=${8:-0} rows=${9:-0}
@@ -25,8 +26,8 @@ emit() {
   if [ "$experts" -gt 0 ]; then
     local type="!microscale.qtensor<${experts}x${k}x${n}, mxfp4, axis = 1, values = #microscale.strided<major_dim = -2>>"
     cat > "$out/$name.mlir" <<MLIR
-func.func @mm(%a: memref<${tokens}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<${m}x${n}xbf16>, %off: memref<${experts}xi32>, %cnt: memref<${experts}xi32>, %gather: memref<${m}xi32>) {
-  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<${experts}xi32>, memref<${experts}xi32>) gather(%gather : memref<${m}xi32>) : memref<${tokens}x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<${m}x${n}xbf16>
+func.func @mm(%a: memref<${tokens}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<${m}x${n}xbf16>, %off: memref<${experts}xi32>, %cnt: memref<${experts}xi32>, %gather: memref<${m}xi32>, %scatter: memref<${m}xi32>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<${experts}xi32>, memref<${experts}xi32>) gather(%gather : memref<${m}xi32>) scatter(%scatter : memref<${m}xi32>) : memref<${tokens}x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<${m}x${n}xbf16>
   return
 }
 MLIR

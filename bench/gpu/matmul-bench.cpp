@@ -60,7 +60,8 @@ int main(int argc, char **argv) {
   // A case: m k n threads name gridX gridY gridZ experts tokens. Dense
   // products have experts = 0 and tokens = m; a ragged (MoE) product has
   // m ragged rows, `tokens` activation rows each routed to m / tokens
-  // distinct experts (top-k), rows grouped by expert, read through a gather.
+  // distinct experts (top-k), rows grouped by expert, read through a gather
+  // and written through a scatter (a random permutation).
   int64_t m, k, n, threads, experts, tokens;
   std::string name;
   int failures = 0;
@@ -74,7 +75,7 @@ int main(int argc, char **argv) {
     for (auto &x : a)
       x = ref::toBF16Bits(gauss(rng));
     // The routing: each token to topk distinct experts, rows by expert.
-    std::vector<int32_t> offsets(batches), counts(batches), gather;
+    std::vector<int32_t> offsets(batches), counts(batches), gather, scatter;
     std::vector<int64_t> expertOfRow;
     if (experts) {
       const int64_t topk = m / tokens;
@@ -97,6 +98,11 @@ int main(int argc, char **argv) {
           expertOfRow.push_back(e);
         }
       }
+      // The output rows: a random permutation of the ragged rows.
+      scatter.resize(m);
+      for (int64_t r = 0; r < m; ++r)
+        scatter[r] = static_cast<int32_t>(r);
+      std::shuffle(scatter.begin(), scatter.end(), rng);
     }
     // K-major weight storage: column n's K/2 bytes, low nibble = even K
     // (per expert, experts one after the other).
@@ -137,7 +143,7 @@ int main(int argc, char **argv) {
       driver.copyToDevice(dv[c], values.data(), values.size());
       driver.copyToDevice(ds[c], scaleCodes.data(), scaleCodes.size());
     }
-    cuda::DevicePtr doffsets = 0, dcounts = 0, dgather = 0;
+    cuda::DevicePtr doffsets = 0, dcounts = 0, dgather = 0, dscatter = 0;
     if (experts) {
       doffsets = driver.allocate(experts * 4);
       dcounts = driver.allocate(experts * 4);
@@ -145,6 +151,8 @@ int main(int argc, char **argv) {
       driver.copyToDevice(doffsets, offsets.data(), experts * 4);
       driver.copyToDevice(dcounts, counts.data(), experts * 4);
       driver.copyToDevice(dgather, gather.data(), gather.size() * 4);
+      dscatter = driver.allocate(scatter.size() * 4);
+      driver.copyToDevice(dscatter, scatter.data(), scatter.size() * 4);
     }
     driver.copyToDevice(da, a.data(), a.size() * 2);
     driver.memset(dout, 0xFF, m * n * 2); // poison: bf16 NaN
@@ -153,7 +161,8 @@ int main(int argc, char **argv) {
     for (int c = 0; c < copies; ++c) {
       args[c] = {&da, &dv[c], &ds[c], &dout, &g};
       if (experts)
-        args[c].insert(args[c].end(), {&doffsets, &dcounts, &dgather});
+        args[c].insert(args[c].end(),
+                       {&doffsets, &dcounts, &dgather, &dscatter});
     }
     // The launch the compiler emits (cases.txt records its grid).
     const unsigned block = static_cast<unsigned>(threads);
@@ -172,7 +181,8 @@ int main(int argc, char **argv) {
       for (int64_t kk = 0; kk < k; ++kk)
         want += double(ref::fromBF16Bits(a[row * k + kk])) * weight(e, kk, j);
       want *= globalScale;
-      const double have = ref::fromBF16Bits(out[i * n + j]);
+      const double have =
+          ref::fromBF16Bits(out[(experts ? scatter[i] : i) * n + j]);
       errorNorm += (have - want) * (have - want);
       refNorm += want * want;
     };
@@ -217,6 +227,7 @@ int main(int argc, char **argv) {
       driver.free(doffsets);
       driver.free(dcounts);
       driver.free(dgather);
+      driver.free(dscatter);
     }
     driver.unloadModule(module);
     if (!driver.ok()) {

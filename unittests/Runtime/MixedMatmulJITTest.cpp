@@ -125,3 +125,126 @@ INSTANTIATE_TEST_SUITE_P(
         Case{4, "!microscale.qtensor<64x8, mxfp6_e2m3, axis = 0>"}));
 
 } // namespace
+
+namespace {
+
+/// The ragged (mixture-of-experts) form on the host: experts [E, K, N],
+/// slices by offsets and counts (an empty one, one running past the ragged
+/// rows, a negative count), a gather with an out-of-range index and a
+/// scatter, against a float64 reference that skips exactly the rows the op
+/// documents as skipped; rows of `out` that nothing writes keep their
+/// contents.
+TEST(MixedMatmulJITRagged, ExpertsGatherScatter) {
+  auto contextOwner = ::microscale::testing::makeJitContext();
+  MLIRContext &context = *contextOwner;
+  const int64_t experts = 4, k = 64, n = 16, tokens = 6, rows = 10,
+                outRows = 12;
+  const char *weight = "!microscale.qtensor<4x64x16, mxfp4, axis = 1, values "
+                       "= #microscale.strided<major_dim = -2>>";
+  auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
+  ASSERT_TRUE(type);
+  auto memref = [](int64_t a, int64_t b, const char *element) {
+    return "memref<" + std::to_string(a) + "x" + std::to_string(b) + "x" +
+           element + ">";
+  };
+  const std::string lhs = memref(tokens, k, "bf16"),
+                    out = memref(outRows, n, "f32");
+  const std::string e = "memref<4xi32>", r = "memref<10xi32>";
+  std::string text =
+      "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
+      "%g: f32, %o: " + out + ", %off: " + e + ", %cnt: " + e + ", %ga: " + r +
+      ", %sc: " + r + ") attributes {llvm.emit_c_interface} {\n"
+      "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o "
+      "experts(%off, %cnt : " + e + ", " + e + ") gather(%ga : " + r +
+      ") scatter(%sc : " + r + ") : " + lhs + ", " + weight +
+      ", memref<?xi8>, memref<?xi8>, " + out + "\n  return\n}\n";
+  std::string compileError;
+  auto engine =
+      ::microscale::testing::compileForHost(context, text, compileError);
+  ASSERT_TRUE(engine) << compileError;
+
+  std::mt19937 rng(11);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::vector<uint16_t> a(tokens * k);
+  for (auto &x : a)
+    x = ref::toBF16Bits(gauss(rng));
+  ref::QuantizedTensor w;
+  w.format = type.getFormat().getReferenceFormat();
+  w.shape = {experts, k, n};
+  w.axis = 1;
+  w.scaleShape = ref::scaleShapeFor(w.shape, 1, w.format.blockSize);
+  w.elements.resize(experts * k * n);
+  for (auto &code : w.elements)
+    code = static_cast<uint8_t>(rng() & 0xF);
+  w.scales.resize(experts * (k / 32) * n);
+  for (auto &code : w.scales)
+    code = static_cast<uint8_t>(118 + rng() % 16);
+  w.globalScale = 1.0f;
+  auto valueLayout = type.buildValueReference();
+  auto scaleLayout = type.buildScaleReference();
+  std::vector<uint8_t> values(valueLayout->getStorageBytes()),
+      scales(scaleLayout->getStorageBytes());
+  valueLayout->store(w.elements.data(), values.data());
+  scaleLayout->store(w.scales.data(), scales.data());
+
+  // Expert 0: rows 0-2; expert 1: rows 8-11, of which 10 and 11 are past
+  // the 10 ragged rows; expert 2: rows 3-7 (row 5's gather index is out of
+  // range); expert 3: a negative count, an empty slice (last, so that a
+  // lowering that took it as a large count would overwrite rows).
+  std::vector<int32_t> offsets = {0, 8, 3, 0}, counts = {3, 4, 5, -3};
+  std::vector<int32_t> gather = {5, 0, 2, 1, 1, 99, 4, 3, 0, 2};
+  std::vector<int32_t> scatter = {11, 0, 2, 4, 6, 8, 10, 1, 3, 5};
+  std::vector<float> got(outRows * n, std::nanf(""));
+
+  int64_t zero = 0, one = 1, vn = values.size(), sn = scales.size();
+  int64_t at = tokens, ak = k, oRows = outRows, on = n, ne = experts,
+          nr = rows;
+  uint16_t *ap = a.data();
+  uint8_t *vp = values.data(), *sp = scales.data();
+  float *op = got.data();
+  int32_t *offp = offsets.data(), *cntp = counts.data(), *gp = gather.data(),
+          *scp = scatter.data();
+  float g = 1.0f;
+  std::vector<void *> args = {&ap,   &ap,   &zero, &at,   &ak,   &ak,   &one,
+                              &vp,   &vp,   &zero, &vn,   &one,  &sp,   &sp,
+                              &zero, &sn,   &one,  &g,    &op,   &op,   &zero,
+                              &oRows, &on,  &on,   &one,  &offp, &offp, &zero,
+                              &ne,   &one,  &cntp, &cntp, &zero, &ne,   &one,
+                              &gp,   &gp,   &zero, &nr,   &one,  &scp,  &scp,
+                              &zero, &nr,   &one};
+  llvm::Error error = engine->invokePacked("mm", args);
+  ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
+
+  std::vector<float> dequantized = ref::dequantize(w, ref::E8M0Edges::OCP);
+  std::vector<bool> written(outRows, false);
+  size_t checked = 0;
+  for (int64_t ex = 0; ex < experts; ++ex)
+    for (int64_t i = 0; i < std::max(counts[ex], 0); ++i) {
+      const int64_t row = offsets[ex] + i;
+      if (row >= rows || gather[row] >= tokens || scatter[row] >= outRows)
+        continue;
+      written[scatter[row]] = true;
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0, magnitude = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const double x = ref::fromBF16Bits(a[gather[row] * k + kk]);
+          const double y = dequantized[(ex * k + kk) * n + j];
+          want += x * y;
+          magnitude += std::fabs(x * y);
+        }
+        const float have = got[scatter[row] * n + j];
+        EXPECT_LE(std::fabs(have - want), 1e-5 * magnitude + 1e-30)
+            << "expert " << ex << ", ragged row " << row << ", column " << j;
+        ++checked;
+      }
+    }
+  // Rows 0-2, 3-4, 6-7 and 8-9: 9 ragged rows written.
+  EXPECT_EQ(checked, size_t(9 * n));
+  for (int64_t row = 0; row < outRows; ++row)
+    if (!written[row])
+      for (int64_t j = 0; j < n; ++j)
+        EXPECT_TRUE(std::isnan(got[row * n + j]))
+            << "out row " << row << " is written by no ragged row";
+}
+
+} // namespace

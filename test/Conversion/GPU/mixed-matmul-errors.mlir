@@ -3,7 +3,7 @@
 
 !w = !microscale.qtensor<64x16, mxfp4, axis = 0>
 func.func @n_major(%a: memref<2x64xbf16>, %v: memref<512xi8>, %s: memref<32xi8>, %g: f32, %o: memref<2x16xbf16>) {
-  // expected-error @+1 {{NVIDIA lowering needs the weight values stored K-major (#microscale.strided<major_dim = 0>), got #microscale.strided; convert_layout first}}
+  // expected-error @+1 {{NVIDIA lowering needs the weight values stored K-major (#microscale.strided<major_dim = -2>), got #microscale.strided; convert_layout first}}
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<2x64xbf16>, !w, memref<512xi8>, memref<32xi8>, memref<2x16xbf16>
   return
 }
@@ -42,5 +42,16 @@ func.func @scaled_matmul(%av: memref<1536xi8>, %as: memref<64xi8>, %g: f32, %wv:
   // expected-error @+1 {{has no NVIDIA lowering}}
   microscale.scaled_matmul_storage(%av, %as, %g) times (%wv, %ws, %g) into %o
       : !microscale.qtensor<32x64, mxfp6_e2m3, axis = 1>, !w, memref<1536xi8>, memref<64xi8>, memref<512xi8>, memref<32xi8>, memref<512xf32>
+  return
+}
+
+// -----
+
+// An expert weight stored N-major.
+// (Tilings asked for with pass options: mixed-matmul-tiling-errors.mlir.)
+!w = !microscale.qtensor<2x64x16, mxfp4, axis = 1>
+func.func @experts_n_major(%a: memref<2x64xbf16>, %v: memref<1024xi8>, %s: memref<64xi8>, %g: f32, %o: memref<2x16xbf16>, %off: memref<2xi32>, %cnt: memref<2xi32>) {
+  // expected-error @+1 {{NVIDIA lowering needs the weight values stored K-major (#microscale.strided<major_dim = -2>), got #microscale.strided; convert_layout first}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<2xi32>, memref<2xi32>) : memref<2x64xbf16>, !w, memref<1024xi8>, memref<64xi8>, memref<2x16xbf16>
   return
 }

@@ -1,42 +1,87 @@
 // bf16 x MXFP4 (mixed_matmul_storage) on NVIDIA: one kernel of mma.sync
-// m16n8k16 with the weight dequantized in registers and K split across the
-// warps of a block; its PTX assembles with ptxas for sm_90a.
+// m16n8k16 with the weight as the A operand, dequantized in registers, K
+// split across the warps of a block; its PTX assembles with ptxas for
+// sm_90a. Decode rows take the weight through a per-thread cp.async ring;
+// more rows (and experts) stage the activations once per block.
 // RUN: mx-opt %s --microscale-convert-storage-to-gpu | FileCheck %s --check-prefix=IR
 // RUN: mx-opt %s --microscale-gpu-to-ptx > %t.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.mlir %t
 // RUN: FileCheck %s --check-prefix=PTX --input-file %t/microscale_kernels.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/microscale_kernels.ptx -o %t/kernels.cubin %}
+// Staged activations, forced on a small shape:
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-activation-stages=2 matmul-column-warps=2})" | FileCheck %s --check-prefix=STAGED
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-activation-stages=2 matmul-column-warps=2},microscale-gpu-to-ptx)" > %t.staged.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.staged.mlir %t/staged
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/staged/microscale_kernels.ptx -o %t/staged.cubin %}
 
 !w = !microscale.qtensor<1024x64, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>, scales = #microscale.cdna4_scale>
 
-// Five rows: one 16-row tile, rows 5..15 read row 4 and are not stored.
-// 64 columns: 4 blocks of 16; K = 1024 is 16 chunks of 64, split over 8
-// warps (256 threads) of 2 chunks in flight.
+// Five rows: one 8-row tile, rows 5..7 read row 4 and are not stored.
+// 64 columns: 2 blocks of 32; K = 1024 is 8 chunks of 128, split over 4
+// warps (128 threads); each thread's 4 weight pieces of 16 bytes go
+// through a ring of 5 chunks (40 KiB at most), the scale codes 4 chunks
+// ahead in registers.
 // IR-LABEL: func.func @decode
-// IR-DAG: %[[C4:.*]] = arith.constant 4 : index
-// IR-DAG: %[[C256:.*]] = arith.constant 256 : index
-// IR: gpu.launch_func @microscale_kernels::@mixed_matmul_0 blocks in (%[[C4]], %{{.*}}, %{{.*}}) threads in (%[[C256]], %{{.*}}, %{{.*}})
+// IR-DAG: %[[C2:.*]] = arith.constant 2 : index
+// IR-DAG: %[[C128:.*]] = arith.constant 128 : index
+// IR: gpu.launch_func @microscale_kernels::@mixed_matmul_0 blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}})
 // IR-NOT: memref.alloc
 func.func @decode(%a: memref<5x1024xbf16>, %v: memref<32768xi8>, %s: memref<2048xi8>, %g: f32, %o: memref<5x64xbf16>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o
       : memref<5x1024xbf16>, !w, memref<32768xi8>, memref<2048xi8>, memref<5x64xbf16>
   return
 }
-// The partial sums of the split warps meet in workgroup memory.
-// IR: gpu.func @mixed_matmul_0({{.*}}) workgroup(%{{.*}} : memref<2048xf32, #gpu.address_space<workgroup>>) kernel
+
+// 32 experts [32, 1024, 64], 40 ragged rows of 12 tokens: grid z walks the
+// experts, the tile loop the rows of each one's slice; rows come through
+// the gather and go out through the scatter.
+// IR-LABEL: func.func @experts
+// IR-DAG: %[[C32:.*]] = arith.constant 32 : index
+// IR: gpu.launch_func @microscale_kernels::@mixed_matmul_1 blocks in (%{{.*}}, %{{.*}}, %[[C32]])
+// IR-SAME: memref<32xi32>, %{{.*}} : memref<32xi32>, %{{.*}} : memref<40xi32>, %{{.*}} : memref<40xi32>
+func.func @experts(%a: memref<12x1024xbf16>, %v: memref<1048576xi8>, %s: memref<65536xi8>, %g: f32, %o: memref<40x64xbf16>,
+                   %off: memref<32xi32>, %cnt: memref<32xi32>, %gather: memref<40xi32>, %scatter: memref<40xi32>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o
+      experts(%off, %cnt : memref<32xi32>, memref<32xi32>) gather(%gather : memref<40xi32>) scatter(%scatter : memref<40xi32>)
+      : memref<12x1024xbf16>, !microscale.qtensor<32x1024x64, mxfp4, axis = 1, values = #microscale.strided<major_dim = -2>>,
+        memref<1048576xi8>, memref<65536xi8>, memref<40x64xbf16>
+  return
+}
+
+// IR: gpu.func @mixed_matmul_0({{.*}}) workgroup(%{{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<40960xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// IR: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg
+// IR: nvvm.cp.async.commit.group
 // IR: scf.for
-// IR: vector.load %{{.*}} {alignment = 16 : i64} : memref<5120xbf16>, vector<8xbf16>
-// IR: vector.load %{{.*}} {alignment = 8 : i64} : memref<32768xi8>, vector<8xi8>
+// IR: nvvm.cp.async.wait.group 3
+// IR: vector.load %{{.*}} {alignment = 16 : i64} : memref<40960xi8, #gpu.address_space<workgroup>>, vector<16xi8>
+// IR: nvvm.vote.sync all
 // IR: arith.mulf %{{.*}} : vector<2xbf16>
 // IR: nvvm.mma.sync
 // IR-SAME: multiplicandAPtxType = #nvvm.mma_type<bf16>
 // IR-SAME: shape = #nvvm.shape<m = 16, n = 8, k = 16>
 // IR: gpu.barrier
+// The ragged kernel reads each expert's count and offset, walks its tiles
+// with the grid's y stride, and maps rows through the gather and scatter.
+// IR: gpu.func @mixed_matmul_1(
+// IR: %[[E:.*]] = gpu.block_id z
+// IR: %[[STRIDE:.*]] = gpu.grid_dim y
+// IR: memref.load %{{.*}}[%[[E]]] : memref<32xi32>
+// IR: memref.load %{{.*}}[%[[E]]] : memref<32xi32>
+// IR: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[STRIDE]]
+// IR: memref.load %{{.*}} : memref<40xi32>
 
 // PTX: .target sm_90a
-// PTX: .shared .align {{[0-9]+}} .b8
-// PTX: ld.global.nc.v4.b32
-// PTX: ld.global.nc.v2.b32
+// PTX: .shared .align 16 .b8
+// PTX: cp.async.cg.shared.global
+// PTX: cp.async.wait_group
+// PTX: ld.shared.v4
 // PTX: mul.rn.bf16x2
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX: bar.sync
+
+// STAGED-LABEL: gpu.func @mixed_matmul_0(
+// STAGED-SAME: memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>>
+// STAGED: nvvm.cp.async.shared.global
+// STAGED: scf.for
+// STAGED: nvvm.cp.async.wait.group 0
+// STAGED-NEXT: gpu.barrier

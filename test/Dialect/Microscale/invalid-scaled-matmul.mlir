@@ -114,7 +114,7 @@ func.func @f(%a: tensor<32x96xbf16>, %w: !w) {
 
 !w = !microscale.qtensor<64x32, mxfp4, axis = 0>
 func.func @f(%a: memref<4x64xbf16>, %v: memref<1024xi8>, %s: memref<64xi8>, %g: f32, %o: memref<4x16xbf16>) {
-  // expected-error @+1 {{'microscale.mixed_matmul_storage' op out must be [M, N] = [4, 32], got 'memref<4x16xbf16>'}}
+  // expected-error @+1 {{'microscale.mixed_matmul_storage' op out must be [rows, N] with N = 32, got 'memref<4x16xbf16>'}}
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<4x64xbf16>, !w, memref<1024xi8>, memref<64xi8>, memref<4x16xbf16>
   return
 }

@@ -1,0 +1,19 @@
+// mixed_matmul tilings that the NVIDIA kernel cannot take, asked for with
+// the pass options, are reported at the op with what would fit.
+// RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-warp-columns=24})" 2>&1 | FileCheck %s --check-prefix=COLUMNS
+// RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-activation-stages=5})" 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-weight-stages=8 matmul-split-k=8})" 2>&1 | FileCheck %s --check-prefix=RINGS
+// RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-split-k=16 matmul-column-warps=4})" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-unroll=2})" 2>&1 | FileCheck %s --check-prefix=UNROLL
+
+// COLUMNS: matmul-warp-columns = 24 must be 16 or 32
+// STAGES: matmul-activation-stages = 5 must be 0 (chosen), 1 (no staging) or a ring depth of 2 to 4
+// RINGS: rings of 131072 bytes (activations: 0 stages of 16384 bytes; weights: 8 of 16384) exceed the 46 KiB of static shared memory the kernel may use
+// BLOCK: a block of 64 warps (split K 16 x column warps 4) exceeds 1024 threads
+// UNROLL: matmul-unroll = 2 applies without the weight ring only (matmul-weight-stages = 1)
+
+!w = !microscale.qtensor<4096x64, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>
+func.func @mm(%a: memref<2x4096xbf16>, %v: memref<131072xi8>, %s: memref<8192xi8>, %g: f32, %o: memref<2x64xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<2x4096xbf16>, !w, memref<131072xi8>, memref<8192xi8>, memref<2x64xbf16>
+  return
+}

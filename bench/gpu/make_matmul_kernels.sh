@@ -68,13 +68,17 @@ if [ "$mode" = sweep ]; then
   # split unroll warp-columns warp-rows column-warps activation-stages
   # weight-stages max-registers
   for kn in "8192 8192" "14336 4096" "4096 14336"; do
-    for config in "0 0 0 0 0 0 0 0" "0 0 0 0 4 0 0 0" "0 0 16 0 4 0 0 0" \
-                  "4 0 16 16 0 1 4 0" "0 0 0 0 0 1 1 0" "0 0 0 0 2 3 0 0"; do
+    for config in "0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 128" "0 0 16 0 0 0 0 0" \
+                  "0 0 16 0 0 0 3 0" "0 0 16 0 0 0 1 0" "4 0 16 0 0 0 0 0"; do
+      emit 1 $kn 0 1 $config
+    done
+    for config in "0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 128" "0 0 16 0 4 0 0 0" \
+                  "0 0 0 0 0 1 1 0" "0 0 16 0 0 1 1 0"; do
       emit 16 $kn 0 16 $config
     done
   done
-  for config in "0 0 0 0 0 0 0 0" "0 0 16 0 4 0 0 0" "0 0 0 0 1 0 0 0" \
-                "0 0 0 0 2 3 0 0" "0 0 0 8 2 0 0 0"; do
+  for config in "0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 128" "0 0 16 0 4 0 0 0" \
+                "0 0 0 0 2 3 0 0"; do
     emit 512 4096 4096 32 128 $config
   done
 else

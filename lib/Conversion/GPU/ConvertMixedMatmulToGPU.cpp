@@ -26,8 +26,8 @@
 // registers pair the same K values from the loaded activation words (a byte
 // permute of two words). All 32 (16) K values of a thread share one scale.
 //
-// Decode: shifts and masks put each lane's nibble sign at bf16 bit 15 and
-// its exponent-mantissa bits at bits 8..6: the FP4 value times 2^-126,
+// Decode: a mask and a multiply put each lane's nibble sign at bf16 bit 15
+// and its exponent-mantissa bits at bits 8..6: the FP4 value times 2^-126,
 // exactly. One mul.rn.bf16x2 by 2^(s-1) then gives the exact bf16 value for
 // scale codes s <= 128 (scales up to 2); a warp whose chunk has a larger
 // code takes the exact two-multiply path instead (2^126, then 2^(s-127); a
@@ -194,10 +194,18 @@ emitDecodeWordHalf(Emitter &e, Value word, int parity,
     return vector::ExtractOp::create(
         b, loc, vector::BitCastOp::create(b, loc, one, v), 0);
   };
-  Value low = e.bor(e.band(e.shl(x, 6), 0x01C001C0),
-                    e.band(e.shl(x, 12), static_cast<int32_t>(0x80008000)));
-  Value high = e.bor(e.band(e.shl(x, 2), 0x01C001C0),
-                     e.band(e.shl(x, 8), static_cast<int32_t>(0x80008000)));
+  // One nibble per 16-bit lane, masked, times 2^a + 2^b puts a copy at
+  // each of two shifts without carries (the copies do not overlap): the
+  // magnitude bits land at 8..6 and the sign at bit 15; one mask drops the
+  // other bits of the two copies. Three instructions (and, imad, and)
+  // where two shifts and two masked ors took four.
+  auto spread = [&](int32_t nibbles, int32_t multiplier) {
+    Value m = e.band(x, nibbles);
+    Value copies = arith::MulIOp::create(b, loc, m, e.i32(multiplier));
+    return e.band(copies, static_cast<int32_t>(0x81C081C0));
+  };
+  Value low = spread(0x000F000F, (1 << 6) | (1 << 12));
+  Value high = spread(0x00F000F0, (1 << 2) | (1 << 8));
   return {scaled(low), scaled(high)};
 }
 
@@ -238,10 +246,11 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
       p.experts ? std::max<int64_t>(1, p.m / std::max<int64_t>(1, p.experts))
                 : p.m;
   p.rowTiles = typicalRows <= 8 ? 1 : 2;
-  // A second column group shares each loaded (or staged) activation
-  // between twice the weight: measured best on the H200 for both decode
-  // row counts (docs/performance.md).
-  p.columnGroups = p.n % 32 == 0 ? 2 : 1;
+  // With more than 8 rows, a second column group shares each loaded (or
+  // staged) activation between twice the weight; with at most 8, one
+  // group (fewer registers) measured faster on the H200
+  // (docs/performance.md).
+  p.columnGroups = p.rowTiles > 1 && p.n % 32 == 0 ? 2 : 1;
   if (options.warpColumns) {
     if (options.warpColumns != 16 && options.warpColumns != 32)
       return op.emitOpError() << "matmul-warp-columns = "
@@ -266,14 +275,18 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
   // Activations staged once per block where each warp would otherwise read
   // several rows of them per weight byte (more than 8 rows, or experts):
   // reading them from L2 once per 16 columns is what bounded those shapes.
-  // Staging needs enough blocks of two 32-column warps to fill the GPU
-  // (long-K, 4096-wide weights measured faster unstaged).
+  // Staging needs enough blocks of two 32-column warps to fill the GPU;
+  // for a dense product it measured faster only on weights wider than
+  // deep (4096 x 14336: 21.5 against 25.3 us at M = 16; 8192 x 8192 and
+  // 14336 x 4096 were faster unstaged), for experts always.
   const int64_t stagedBlocks =
       ((p.n + 63) / 64) *
       (p.experts ? p.experts : (p.m + p.warpRows() - 1) / p.warpRows());
-  const bool stage = options.activationStages
-                         ? options.activationStages > 1
-                         : (p.rowTiles > 1 || p.experts) && stagedBlocks >= 128;
+  const bool stage =
+      options.activationStages
+          ? options.activationStages > 1
+          : (p.experts || (p.rowTiles > 1 && p.n > p.k)) &&
+                stagedBlocks >= 128;
   if (options.activationStages < 0 || options.activationStages > 4)
     return op.emitOpError() << "matmul-activation-stages = "
                             << options.activationStages
@@ -343,22 +356,22 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
   if (stage) {
     // As deep as 40 KiB allows, at least 2; the weight ring joins at the
     // same depth where both fit.
+    // Three stages measured faster than four on the MoE case (180.7
+    // against 201.2 us).
     p.activationDepth = options.activationStages > 1
                             ? options.activationStages
                             : std::clamp<int64_t>((40 << 10) / activationStage,
-                                                  2, 4);
+                                                  2, 3);
     if (options.weightStages > 1 ||
         (!options.weightStages &&
          p.activationDepth * (activationStage + weightStage) <= (40 << 10)))
       p.weightDepth = p.activationDepth;
   } else if (options.weightStages > 1) {
     p.weightDepth = options.weightStages;
-  } else if (!options.weightStages && p.rowTiles == 1) {
-    // Measured for decode rows (at most 8); more rows keep the weight in
-    // registers one chunk ahead.
-    const int64_t depth = std::min<int64_t>(6, (40 << 10) / weightStage);
-    p.weightDepth = depth >= 2 ? depth : 0;
   }
+  // By default the weight goes one chunk ahead through registers: the ring
+  // measured slower on every decode shape once the decode took fewer
+  // registers (17.6 against 21.5 us at 1 x 8192 x 8192).
   if (p.weightDepth && p.stage != 1)
     return op.emitOpError() << "matmul-unroll = " << p.stage
                             << " applies without the weight ring only "

@@ -53,8 +53,8 @@ def MicroscaleConvertStorageToGPU
            "loads are issued before this one's products (0: 1)">,
     Option<"matmulWarpColumns", "matmul-warp-columns", "int64_t",
            /*default=*/"0",
-           "mixed_matmul: weight columns per warp, 16 or 32 (0: 32 for "
-           "products of at most 8 rows (per expert), else 16)">,
+           "mixed_matmul: weight columns per warp, 16 or 32 (0: 16 for "
+           "products of at most 8 rows (per expert), else 32)">,
     Option<"matmulWarpRows", "matmul-warp-rows", "int64_t", /*default=*/"0",
            "mixed_matmul: activation rows per warp, 8 or 16 (0: 8 for "
            "products of at most 8 rows (per expert), else 16)">,
@@ -67,15 +67,16 @@ def MicroscaleConvertStorageToGPU
            /*default=*/"0",
            "mixed_matmul: 1: each warp loads its activations from global "
            "memory; 2-4: the block stages them through a shared-memory ring "
-           "of that many K chunks with cp.async (0: staged for more than 8 "
-           "rows (per expert), as deep as 40 KiB allows)">,
+           "of that many K chunks with cp.async (0: staged for experts, and "
+           "for more than 8 rows on weights wider than deep, where that "
+           "leaves at least 128 blocks; as deep as 40 KiB allows, up to 3)">,
     Option<"matmulWeightStages", "matmul-weight-stages", "int64_t",
            /*default=*/"0",
            "mixed_matmul: 1: each thread loads its weight bytes one K chunk "
            "ahead into registers; 2-8: through a per-thread shared-memory "
            "ring of that many chunks with cp.async, the scale codes that far "
-           "ahead in registers (0: a ring as deep as 40 KiB allows, up to 6; "
-           "with staged activations, at their depth where both fit)">,
+           "ahead in registers (0: registers, or with staged activations a "
+           "ring at their depth where both fit in 40 KiB)">,
     Option<"matmulMaxRegisters", "matmul-max-registers", "int64_t",
            /*default=*/"0",
            "mixed_matmul: registers per thread the kernel may use (nvvm.maxnreg; "

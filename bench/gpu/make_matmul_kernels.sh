@@ -63,23 +63,16 @@ MLIR
 }
 if [ "$mode" = sweep ]; then
   emit 5 512 96  # a correctness shape: codes across 128
-  emit 40 512 96 8 10 0 0 0 0 0 3  # staged, ragged, depth 3
-  emit 3 320 40 0 3 0 0 16 0 0 0 4  # weight ring, K % 128 != 0
+  emit 130 512 136 0 130 0 0 0 64  # 64 rows per warp, padded rows
+  emit 70 1024 200 0 70 0 0 16 32  # 32 rows per warp, N % 16 != 0
   # split unroll warp-columns warp-rows column-warps activation-stages
   # weight-stages max-registers
-  for kn in "8192 8192" "14336 4096" "4096 14336"; do
-    for config in "0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 128" "0 0 16 0 0 0 0 0" \
-                  "0 0 16 0 0 0 3 0" "0 0 16 0 0 0 1 0" "4 0 16 0 0 0 0 0"; do
-      emit 1 $kn 0 1 $config
+  for m in 64 256 4096; do
+    for config in "0 0 0 0 0 0 0 0" "0 0 0 32 0 0 0 0" "0 0 0 64 0 0 0 0" \
+                  "0 0 16 64 0 0 0 0" "0 0 16 32 0 0 0 0" "0 0 16 32 4 0 0 0" \
+                  "0 0 16 64 2 0 0 0"; do
+      emit $m 8192 8192 0 $m $config
     done
-    for config in "0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 128" "0 0 16 0 4 0 0 0" \
-                  "0 0 0 0 0 1 1 0" "0 0 16 0 0 1 1 0"; do
-      emit 16 $kn 0 16 $config
-    done
-  done
-  for config in "0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 128" "0 0 16 0 4 0 0 0" \
-                "0 0 0 0 2 3 0 0"; do
-    emit 512 4096 4096 32 128 $config
   done
 else
   # Correctness: M = 1, M not a multiple of 8 or 16, N not a multiple of

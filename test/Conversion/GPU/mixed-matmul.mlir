@@ -15,6 +15,11 @@
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.ring.mlir %t/ring
 // RUN: FileCheck %s --check-prefix=RINGPTX --input-file %t/ring/microscale_kernels.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/ring/microscale_kernels.ptx -o %t/ring.cubin %}
+// 64 rows per warp (staged, 8 mmas per decoded fragment) assembles too:
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-warp-rows=64},microscale-gpu-to-ptx)" > %t.rows.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.rows.mlir %t/rows
+// RUN: FileCheck %s --check-prefix=ROWS --input-file %t/rows/microscale_kernels.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/rows/microscale_kernels.ptx -o %t/rows.cubin %}
 // Staged activations, forced on a small shape:
 // RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-activation-stages=2 matmul-column-warps=2})" | FileCheck %s --check-prefix=STAGED
 // RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-activation-stages=2 matmul-column-warps=2},microscale-gpu-to-ptx)" > %t.staged.mlir
@@ -95,6 +100,9 @@ func.func @experts(%a: memref<12x1024xbf16>, %v: memref<1048576xi8>, %s: memref<
 // RINGPTX: cp.async.cg.shared.global
 // RINGPTX: cp.async.wait_group
 // RINGPTX: ld.shared.v4
+
+// ROWS: cp.async.cg.shared.global
+// ROWS-COUNT-128: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
 // STAGED-LABEL: gpu.func @mixed_matmul_0(
 // STAGED-SAME: memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>>

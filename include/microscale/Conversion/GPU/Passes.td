@@ -56,8 +56,9 @@ def MicroscaleConvertStorageToGPU
            "mixed_matmul: weight columns per warp, 16 or 32 (0: 16 for "
            "products of at most 8 rows (per expert), else 32)">,
     Option<"matmulWarpRows", "matmul-warp-rows", "int64_t", /*default=*/"0",
-           "mixed_matmul: activation rows per warp, 8 or 16 (0: 8 for "
-           "products of at most 8 rows (per expert), else 16)">,
+           "mixed_matmul: activation rows per warp, 8, 16, 32 or 64 (more "
+           "than 16 need staged activations; 0: 8 for products of at most 8 "
+           "rows (per expert), 16 up to 32 rows, 32 below 256, else 64)">,
     Option<"matmulColumnWarps", "matmul-column-warps", "int64_t",
            /*default=*/"0",
            "mixed_matmul: warps of a block side by side on columns, sharing "

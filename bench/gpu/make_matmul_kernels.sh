@@ -63,16 +63,18 @@ MLIR
 }
 if [ "$mode" = sweep ]; then
   emit 5 512 96  # a correctness shape: codes across 128
-  emit 130 512 136 0 130 0 0 0 64  # 64 rows per warp, padded rows
-  emit 70 1024 200 0 70 0 0 16 32  # 32 rows per warp, N % 16 != 0
+  emit 16 1024 256 0 16 0 0 16 0 0 1 3  # weight ring, activations direct
   # split unroll warp-columns warp-rows column-warps activation-stages
   # weight-stages max-registers
-  for m in 64 256 4096; do
-    for config in "0 0 0 0 0 0 0 0" "0 0 0 32 0 0 0 0" "0 0 0 64 0 0 0 0" \
-                  "0 0 16 64 0 0 0 0" "0 0 16 32 0 0 0 0" "0 0 16 32 4 0 0 0" \
-                  "0 0 16 64 2 0 0 0"; do
-      emit $m 8192 8192 0 $m $config
+  for kn in "8192 8192" "14336 4096" "4096 14336"; do
+    for config in "0 0 0 0 0 0 0 0" "0 0 16 0 0 1 3 0" "0 0 16 0 0 1 2 0" \
+                  "0 0 0 0 0 1 2 0" "4 0 16 0 0 1 4 0"; do
+      emit 16 $kn 0 16 $config
     done
+  done
+  for config in "0 0 0 0 0 0 0 0" "0 0 16 0 0 1 3 0" "0 0 16 0 2 2 2 0" \
+                "0 0 16 0 4 0 0 0"; do
+    emit 512 4096 4096 32 128 $config
   done
 else
   # Correctness: M = 1, M not a multiple of 8 or 16, N not a multiple of

@@ -21,6 +21,53 @@ namespace ref = ::microscale::ref;
 
 namespace {
 
+/// Random bf16 activations from N(0, 1).
+std::vector<uint16_t> randomActivations(int64_t count, std::mt19937 &rng) {
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::vector<uint16_t> a(count);
+  for (auto &x : a)
+    x = ref::toBF16Bits(gauss(rng));
+  return a;
+}
+
+/// A random weight of `type` (blocked along `axis`) and its value and scale
+/// bytes in the type's layouts: random element codes, E8M0 scale codes near
+/// 2^0 or E4M3 codes 0x30..0x3F (0.5 .. 1.875).
+struct RandomWeight {
+  ref::QuantizedTensor tensor;
+  std::vector<uint8_t> values, scales;
+};
+RandomWeight randomWeight(QTensorType type, int64_t axis, std::mt19937 &rng) {
+  RandomWeight w;
+  ref::QuantizedTensor &t = w.tensor;
+  t.format = type.getFormat().getReferenceFormat();
+  t.shape.assign(type.getShape().begin(), type.getShape().end());
+  t.axis = axis;
+  t.scaleShape = ref::scaleShapeFor(t.shape, axis, t.format.blockSize);
+  int64_t elements = 1, scales = 1;
+  for (int64_t extent : t.shape)
+    elements *= extent;
+  for (int64_t extent : t.scaleShape)
+    scales *= extent;
+  t.elements.resize(elements);
+  for (auto &code : t.elements)
+    code = static_cast<uint8_t>(
+        rng() & ((1u << type.getFormat().getElementBits()) - 1));
+  t.scales.resize(scales);
+  const bool e4m3 = t.format.scale == ref::ScalarFormat::E4M3FN;
+  for (auto &code : t.scales)
+    code = static_cast<uint8_t>(e4m3 ? 0x30 + rng() % 16 : 120 + rng() % 12);
+  t.globalScale = t.format.hasGlobalScale ? 0.75f : 1.0f;
+  auto valueLayout = type.buildValueReference();
+  auto scaleLayout = type.buildScaleReference();
+  w.values.resize(valueLayout->getStorageBytes());
+  w.scales.resize(scaleLayout->getStorageBytes());
+  valueLayout->store(t.elements.data(), w.values.data());
+  scaleLayout->store(t.scales.data(), w.scales.data());
+  return w;
+}
+
+
 struct Case {
   int64_t m;
   const char *weight;
@@ -51,30 +98,10 @@ TEST_P(MixedMatmulJIT, MatchesAFloat64Product) {
   ASSERT_TRUE(engine) << compileError;
 
   std::mt19937 rng(5);
-  std::normal_distribution<float> gauss(0.0f, 1.0f);
-  std::vector<uint16_t> a(m * k);
-  for (auto &x : a)
-    x = ref::toBF16Bits(gauss(rng));
-  ref::QuantizedTensor w;
-  w.format = type.getFormat().getReferenceFormat();
-  w.shape = {k, n};
-  w.axis = 0;
-  w.scaleShape = ref::scaleShapeFor(w.shape, 0, w.format.blockSize);
-  w.elements.resize(k * n);
-  for (auto &code : w.elements)
-    code = static_cast<uint8_t>(rng() & ((1u << type.getFormat().getElementBits()) - 1));
-  w.scales.resize(w.scaleShape[0] * w.scaleShape[1]);
-  // E8M0 codes near 2^0; E4M3 codes 0x30..0x3F (0.5 .. 1.875).
-  const bool e4m3 = w.format.scale == ref::ScalarFormat::E4M3FN;
-  for (auto &code : w.scales)
-    code = static_cast<uint8_t>(e4m3 ? 0x30 + rng() % 16 : 120 + rng() % 12);
-  w.globalScale = w.format.hasGlobalScale ? 0.75f : 1.0f;
-  auto valueLayout = type.buildValueReference();
-  auto scaleLayout = type.buildScaleReference();
-  std::vector<uint8_t> values(valueLayout->getStorageBytes()),
-      scales(scaleLayout->getStorageBytes());
-  valueLayout->store(w.elements.data(), values.data());
-  scaleLayout->store(w.scales.data(), scales.data());
+  std::vector<uint16_t> a = randomActivations(m * k, rng);
+  RandomWeight random = randomWeight(type, 0, rng);
+  const ref::QuantizedTensor &w = random.tensor;
+  std::vector<uint8_t> &values = random.values, &scales = random.scales;
   std::vector<float> got(m * n, std::nanf(""));
 
   int64_t zero = 0, one = 1, vn = values.size(), sn = scales.size();
@@ -164,28 +191,10 @@ TEST(MixedMatmulJITRagged, ExpertsGatherScatter) {
   ASSERT_TRUE(engine) << compileError;
 
   std::mt19937 rng(11);
-  std::normal_distribution<float> gauss(0.0f, 1.0f);
-  std::vector<uint16_t> a(tokens * k);
-  for (auto &x : a)
-    x = ref::toBF16Bits(gauss(rng));
-  ref::QuantizedTensor w;
-  w.format = type.getFormat().getReferenceFormat();
-  w.shape = {experts, k, n};
-  w.axis = 1;
-  w.scaleShape = ref::scaleShapeFor(w.shape, 1, w.format.blockSize);
-  w.elements.resize(experts * k * n);
-  for (auto &code : w.elements)
-    code = static_cast<uint8_t>(rng() & 0xF);
-  w.scales.resize(experts * (k / 32) * n);
-  for (auto &code : w.scales)
-    code = static_cast<uint8_t>(118 + rng() % 16);
-  w.globalScale = 1.0f;
-  auto valueLayout = type.buildValueReference();
-  auto scaleLayout = type.buildScaleReference();
-  std::vector<uint8_t> values(valueLayout->getStorageBytes()),
-      scales(scaleLayout->getStorageBytes());
-  valueLayout->store(w.elements.data(), values.data());
-  scaleLayout->store(w.scales.data(), scales.data());
+  std::vector<uint16_t> a = randomActivations(tokens * k, rng);
+  RandomWeight random = randomWeight(type, 1, rng);
+  const ref::QuantizedTensor &w = random.tensor;
+  std::vector<uint8_t> &values = random.values, &scales = random.scales;
 
   // Expert 0: rows 0-2; expert 1: rows 8-11, of which 10 and 11 are past
   // the 10 ragged rows; expert 2: rows 3-7 (row 5's gather index is out of

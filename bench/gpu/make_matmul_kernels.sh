@@ -11,7 +11,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$out"
 : > "$out/cases.txt"
 # M K N [experts tokens [split unroll warp-columns warp-rows column-warps
-#        activation-stages weight-stages max-registers]]
+#        activation-stages weight-stages max-registers chunk-k]]
 # A ragged (MoE) case has M ragged rows: `tokens` activation rows, each
 # routed to M / tokens experts, read through a gather, written through a
 # scatter (a permutation, as matmul_ogs' scatter before its combine).
@@ -19,8 +19,10 @@ emit() {
   local m=$1 k=$2 n=$3 experts=${4:-0} tokens=${5:-$1}
   local split=${6:-0} unroll=${7:-0} cols=${8:-0} rows=${9:-0}
   local cwarps=${10:-0} stages=${11:-0} wstages=${12:-0} regs=${13:-0}
+  local chunk=${14:-0}
   local name="mm_${m}_${k}_${n}_e${experts}_s${split}_u${unroll}_c${cols}_w${rows}_b${cwarps}_a${stages}_g${wstages}_r${regs}"
-  local options="matmul-split-k=$split matmul-unroll=$unroll matmul-warp-columns=$cols matmul-warp-rows=$rows matmul-column-warps=$cwarps matmul-activation-stages=$stages matmul-weight-stages=$wstages matmul-max-registers=$regs"
+  [ "$chunk" = 0 ] || name="${name}_k${chunk}"
+  local options="matmul-split-k=$split matmul-unroll=$unroll matmul-warp-columns=$cols matmul-warp-rows=$rows matmul-column-warps=$cwarps matmul-activation-stages=$stages matmul-weight-stages=$wstages matmul-max-registers=$regs matmul-chunk-k=$chunk"
   local batches=$(( experts > 0 ? experts : 1 ))
   local vbytes=$((batches * k * n / 2)) sbytes=$((batches * k / 32 * n))
   if [ "$experts" -gt 0 ]; then
@@ -62,18 +64,19 @@ MLIR
   echo "$m $k $n $threads $name ${grid}$experts $tokens" >> "$out/cases.txt"
 }
 if [ "$mode" = sweep ]; then
-  emit 5 512 96  # a correctness shape: codes across 128
-  emit 16 1024 256 0 16 0 0 16 0 0 1 3  # weight ring, activations direct
+  emit 5 512 96 0 5 0 0 0 0 0 0 0 0 64  # a correctness shape, 64-wide chunks
   # split unroll warp-columns warp-rows column-warps activation-stages
-  # weight-stages max-registers
+  # weight-stages max-registers chunk-k
   for kn in "8192 8192" "14336 4096" "4096 14336"; do
-    for config in "0 0 0 0 0 0 0 0" "0 0 16 0 0 1 3 0" "0 0 16 0 0 1 2 0" \
-                  "0 0 0 0 0 1 2 0" "4 0 16 0 0 1 4 0"; do
+    for config in "0 0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 0 64" "0 2 0 0 0 0 0 0 64" \
+                  "16 0 0 0 0 0 0 0 64" "0 0 32 0 0 0 0 0 64"; do
+      emit 1 $kn 0 1 $config
+    done
+    for config in "0 0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 0 64"; do
       emit 16 $kn 0 16 $config
     done
   done
-  for config in "0 0 0 0 0 0 0 0" "0 0 16 0 0 1 3 0" "0 0 16 0 2 2 2 0" \
-                "0 0 16 0 4 0 0 0"; do
+  for config in "0 0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 0 64"; do
     emit 512 4096 4096 32 128 $config
   done
 else

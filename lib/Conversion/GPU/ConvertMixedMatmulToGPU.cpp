@@ -242,6 +242,13 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
                           .getShape()[0]
                     : p.lhsRows;
   p.chunkK = p.k % 128 == 0 ? 128 : 64;
+  if (options.chunkK) {
+    if ((options.chunkK != 64 && options.chunkK != 128) ||
+        p.k % options.chunkK)
+      return op.emitOpError() << "matmul-chunk-k = " << options.chunkK
+                              << " must be 64 or 128 and divide K = " << p.k;
+    p.chunkK = options.chunkK;
+  }
   // Rows per expert are only known at run time; a ragged product is sized
   // for its mean (matmul_ogs' decode-sized expert slices).
   const int64_t typicalRows =

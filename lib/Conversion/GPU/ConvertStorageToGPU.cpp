@@ -269,6 +269,7 @@ struct ConvertStorageToGPUPass
     matmulOptions.columnWarps = matmulColumnWarps;
     matmulOptions.activationStages = matmulActivationStages;
     matmulOptions.weightStages = matmulWeightStages;
+    matmulOptions.chunkK = matmulChunkK;
     matmulOptions.maxRegisters = matmulMaxRegisters;
     for (MixedMatmulStorageOp op : products)
       if (failed(outlineMixedMatmul(op, kernels, index++, matmulOptions)))

@@ -4,6 +4,7 @@
 // RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-activation-stages=5})" 2>&1 | FileCheck %s --check-prefix=STAGES
 // RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-warp-rows=64 matmul-activation-stages=1})" 2>&1 | FileCheck %s --check-prefix=ROWS
 // RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-warp-rows=48})" 2>&1 | FileCheck %s --check-prefix=ROWS48
+// RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-chunk-k=96})" 2>&1 | FileCheck %s --check-prefix=CHUNK
 // RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-weight-stages=8 matmul-split-k=8})" 2>&1 | FileCheck %s --check-prefix=RINGS
 // RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-split-k=16 matmul-column-warps=4})" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-convert-storage-to-gpu{matmul-unroll=2 matmul-weight-stages=3})" 2>&1 | FileCheck %s --check-prefix=UNROLL
@@ -11,6 +12,7 @@
 // COLUMNS: matmul-warp-columns = 24 must be 16 or 32
 // ROWS: matmul-warp-rows = 64 needs staged activations (matmul-activation-stages 2 to 4)
 // ROWS48: matmul-warp-rows = 48 must be 8, 16, 32 or 64
+// CHUNK: matmul-chunk-k = 96 must be 64 or 128 and divide K = 4096
 // STAGES: matmul-activation-stages = 5 must be 0 (chosen), 1 (no staging) or a ring depth of 2 to 4
 // RINGS: rings of 65536 bytes (activations: 0 stages of 16384 bytes; weights: 8 of 8192) exceed the 46 KiB of static shared memory the kernel may use
 // BLOCK: a block of 64 warps (split K 16 x column warps 4) exceeds 1024 threads

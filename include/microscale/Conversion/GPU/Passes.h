@@ -29,6 +29,7 @@ struct MixedMatmulOptions {
   int64_t columnWarps = 0;  // warps of a block side by side on columns
   int64_t activationStages = 0; // 1: direct loads; 2-4: ring depth
   int64_t weightStages = 0;     // 1: register prefetch; 2-8: ring depth
+  int64_t chunkK = 0;           // K per chunk: 64 or 128
   int64_t maxRegisters = 0; // nvvm.maxnreg (0: the backend chooses)
 };
 

@@ -51,6 +51,9 @@ def MicroscaleConvertStorageToGPU
            "mixed_matmul: K chunks (128 wide, or 64 where K is not a "
            "multiple of 128) per software-pipeline stage; the next stage's "
            "loads are issued before this one's products (0: 1)">,
+    Option<"matmulChunkK", "matmul-chunk-k", "int64_t", /*default=*/"0",
+           "mixed_matmul: K values per chunk, 64 (8-byte weight loads) or "
+           "128 (16-byte loads; 0: 128 where it divides K, else 64)">,
     Option<"matmulWarpColumns", "matmul-warp-columns", "int64_t",
            /*default=*/"0",
            "mixed_matmul: weight columns per warp, 16 or 32 (0: 16 for "

@@ -65,18 +65,11 @@ MLIR
 }
 if [ "$mode" = sweep ]; then
   emit 5 512 96 0 5 0 0 0 0 0 0 0 0 64  # a correctness shape, 64-wide chunks
+  emit 40 512 96 8 10 0 0 0 32  # ragged, 32 rows per warp
   # split unroll warp-columns warp-rows column-warps activation-stages
   # weight-stages max-registers chunk-k
-  for kn in "8192 8192" "14336 4096" "4096 14336"; do
-    for config in "0 0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 0 64" "0 2 0 0 0 0 0 0 64" \
-                  "16 0 0 0 0 0 0 0 64" "0 0 32 0 0 0 0 0 64"; do
-      emit 1 $kn 0 1 $config
-    done
-    for config in "0 0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 0 64"; do
-      emit 16 $kn 0 16 $config
-    done
-  done
-  for config in "0 0 0 0 0 0 0 0 0" "0 0 0 0 0 0 0 0 64"; do
+  for config in "0 0 0 0 0 0 0 0 0" "0 0 0 32 0 0 0 0 0" "0 0 16 32 0 0 0 0 0" \
+                "0 0 16 32 4 0 0 0 0" "2 0 0 32 0 0 0 0 0"; do
     emit 512 4096 4096 32 128 $config
   done
 else

@@ -35,11 +35,13 @@
 // every code (0 and NaN included) is right: bf16 has f32's exponent range,
 // and these products have two significant bits.
 //
-// Memory-level parallelism. Decode shapes are bound by how many weight
-// bytes are in flight, so the K loop is software-pipelined in registers:
-// the loads of stage i+1 are issued before the products of stage i, and the
-// last stage is peeled, so that a warp always has a stage of loads
-// outstanding while it computes.
+// Overlap. The K loop is software-pipelined in registers: the loads of
+// stage i+1 are issued before the products of stage i, and the last stage
+// is peeled, so that a warp always has a stage of loads outstanding while
+// it computes. Deeper pipelines (the cp.async rings below, with more bytes
+// in flight and fewer registers) measured slower on the decode shapes:
+// what holds them is the K-major read pattern (about 3 TB/s even with no
+// arithmetic) and the instructions per value (docs/performance.md).
 //
 // Split K: a block is `split` warps on the same columns and rows, each over
 // its own range of K chunks; their f32 partial sums meet in shared memory
@@ -47,7 +49,7 @@
 // result does not depend on scheduling).
 //
 // Ragged experts (matmul_ogs' MoE form): grid z is the expert; a block
-// walks its expert's 8- or 16-row tiles (rows offsets[e] .. offsets[e] +
+// walks its expert's row tiles (rows offsets[e] .. offsets[e] +
 // counts[e]) with stride gridDim.y, reading activation row gather[r] and
 // writing output row scatter[r] where those are given. Indices outside
 // their tensors are never dereferenced: such rows are skipped.

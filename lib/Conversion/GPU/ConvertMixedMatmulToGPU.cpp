@@ -104,20 +104,30 @@ struct MatmulPlan {
   }
   int64_t weightUnits() const { return 2 * columnGroups; } // per thread
   int64_t weightUnitBytes() const { return chunkK / 8; }   // 16 or 8
-  int64_t weightRingBytes() const {
-    return weightDepth * weightUnits() * 32 * warps() * weightUnitBytes();
+  // One weight ring slot: every thread's units of one chunk.
+  int64_t weightSlotBytes() const {
+    return weightUnits() * 32 * warps() * weightUnitBytes();
   }
+  int64_t weightRingBytes() const { return weightDepth * weightSlotBytes(); }
 
   int64_t wordsPerColumn() const { return chunkK / 32; } // per thread, chunk
+  int64_t chunksPerWarp() const { return k / chunkK / split; }
   int64_t warpColumns() const { return 16 * columnGroups; }
   int64_t blockColumns() const { return warpColumns() * columnWarps; }
   int64_t warps() const { return split * columnWarps; }
-  // The ring: [depth][split][warpRows][chunkK] bf16 (16-byte chunks of a
-  // row swizzled, see activationChunk).
+  // The activation ring: [depth][split][warpRows][chunkK] bf16 (16-byte
+  // chunks of a row swizzled, see activationChunk); one slot per chunk.
+  int64_t activationSlotElements() const {
+    return split * warpRows() * chunkK;
+  }
   int64_t ringElements() const {
-    return activationDepth * split * warpRows() * chunkK;
+    return activationDepth * activationSlotElements();
   }
   int64_t warpRows() const { return 8 * rowTiles; }
+  // Blocks along the rows: one per expert, or one per warp's rows.
+  int64_t rowGroups() const {
+    return experts ? experts : (m + warpRows() - 1) / warpRows();
+  }
   int64_t accumulators() const { return 4 * columnGroups * rowTiles; }
 };
 
@@ -298,9 +308,7 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
   // for a dense product it measured faster only on weights wider than
   // deep (4096 x 14336: 21.5 against 25.3 us at M = 16; 8192 x 8192 and
   // 14336 x 4096 were faster unstaged), for experts always.
-  const int64_t stagedBlocks =
-      ((p.n + 63) / 64) *
-      (p.experts ? p.experts : (p.m + p.warpRows() - 1) / p.warpRows());
+  const int64_t stagedBlocks = ((p.n + 63) / 64) * p.rowGroups();
   // More than 16 rows per warp always stage: their activations would not
   // fit in registers.
   const bool stage =
@@ -334,8 +342,7 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
     p.columnWarps = options.columnWarps;
   }
   const int64_t blocks =
-      ((p.n + p.blockColumns() - 1) / p.blockColumns()) *
-      (p.experts ? p.experts : (p.m + p.warpRows() - 1) / p.warpRows());
+      ((p.n + p.blockColumns() - 1) / p.blockColumns()) * p.rowGroups();
   // Split K until about 16 warps per SM are busy, keeping at least two
   // stages per warp so that the pipeline has something to overlap.
   p.split = 1;
@@ -358,7 +365,7 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
   }
   // Staged: at least two activation stages must fit in 40 KiB.
   while (stage && !options.splitK && p.split > 1 &&
-         2 * p.split * p.warpRows() * p.chunkK * 2 > (40 << 10))
+         2 * p.activationSlotElements() * 2 > (40 << 10))
     p.split /= 2;
   if (p.warps() > 32)
     return op.emitOpError() << "a block of " << p.warps()
@@ -372,9 +379,8 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
   // Shared memory: the rings fit in 40 KiB by default, 46 KiB at most
   // (48 KiB is the limit of static shared memory; the rest is the split
   // sums).
-  const int64_t activationStage = p.split * p.warpRows() * p.chunkK * 2;
-  const int64_t weightStage =
-      p.weightUnits() * 32 * p.warps() * p.weightUnitBytes();
+  const int64_t activationStage = p.activationSlotElements() * 2;
+  const int64_t weightStage = p.weightSlotBytes();
   if (options.weightStages < 0 || options.weightStages > 8 ||
       (options.weightStages > 1 && stage && options.activationStages > 1 &&
        options.weightStages != options.activationStages))
@@ -437,8 +443,11 @@ private:
   /// `chunk` into ring slot `slot`, and its words read back.
   void copyWeights(Emitter &at, Value chunk, Value slot);
   SmallVector<Value> readWeights(Emitter &at, Value slot);
-  /// The thread's byte offset of weight unit `unit` (column group, half) of
-  /// chunk `chunk` in the values buffer.
+  /// The weight column of the thread's unit `unit` (column group, half):
+  /// columns past N (N % 16 == 8) read column N - 1 and are never stored.
+  Value unitColumn(Emitter &at, int64_t unit);
+  /// The thread's byte offset of weight unit `unit` of chunk `chunk` in the
+  /// values buffer.
   Value weightOffset(Emitter &at, Value chunk, int64_t unit);
   /// Staged activations: the block's cp.async copies of the chunks at
   /// `step` of every warp set into ring slot `slot`.
@@ -488,16 +497,17 @@ static Value activationChunk(Emitter &e, Value c, Value r) {
   return e.add(base, rotated);
 }
 
+Value MatmulKernelEmitter::unitColumn(Emitter &at, int64_t unit) {
+  return arith::MinUIOp::create(
+      at.builder(), at.location(),
+      at.add(firstColumn, at.add(group, 16 * (unit / 2) + 8 * (unit % 2))),
+      at.index(p.n - 1));
+}
+
 Value MatmulKernelEmitter::weightOffset(Emitter &at, Value chunk,
                                         int64_t unit) {
-  OpBuilder &ab = at.builder();
-  Location al = at.location();
-  const int64_t cg = unit / 2, half = unit % 2;
   Value kFirst = at.add(at.mul(chunk, p.chunkK), at.mul(quad, p.chunkK / 4));
-  // Columns past N (N % 16 == 8) read column N - 1; never stored.
-  Value column = arith::MinUIOp::create(
-      ab, al, at.add(firstColumn, at.add(group, 16 * cg + 8 * half)),
-      at.index(p.n - 1));
+  Value column = unitColumn(at, unit);
   if (p.experts)
     column = at.add(at.mul(expert, p.n), column);
   return at.add(at.mul(column, p.k / 2), at.div(kFirst, 2));
@@ -526,10 +536,7 @@ ChunkData MatmulKernelEmitter::load(Emitter &at, Value chunk, bool weight,
       for (int64_t i = 0; i < words; ++i)
         d.weight.push_back(vector::ExtractOp::create(ab, al, w, i));
     }
-    Value column = arith::MinUIOp::create(
-        ab, al,
-        at.add(firstColumn, at.add(group, 16 * (unit / 2) + 8 * (unit % 2))),
-        at.index(p.n - 1));
+    Value column = unitColumn(at, unit);
     SmallVector<Value, 3> index;
     if (p.experts)
       index.push_back(expert);
@@ -612,7 +619,7 @@ void MatmulKernelEmitter::copyActivations(Emitter &at, Value step,
                                           Value slot) {
   OpBuilder &ab = at.builder();
   Location al = at.location();
-  const int64_t slotElements = p.split * p.warpRows() * p.chunkK;
+  const int64_t slotElements = p.activationSlotElements();
   for (size_t u = 0; u < copySource.size(); ++u) {
     // copySource[u] already holds the unit's warp set's first chunk.
     auto copy = [&](OpBuilder &cb, Location cl) {
@@ -640,7 +647,7 @@ SmallVector<Value> MatmulKernelEmitter::readActivations(Emitter &at,
   OpBuilder &ab = at.builder();
   Location al = at.location();
   Type i32 = ab.getI32Type(), bf16 = ab.getBF16Type();
-  const int64_t slotElements = p.split * p.warpRows() * p.chunkK;
+  const int64_t slotElements = p.activationSlotElements();
   const int64_t parts = p.chunkK / 32; // 16-byte chunks per thread and row
   SmallVector<Value> words;
   for (int64_t rt = 0; rt < p.rowTiles; ++rt) {
@@ -769,10 +776,9 @@ static std::pair<Value, Value> mapRow(Emitter &e, Value rowBase, Value rowCount,
                                         tileRow, rowCount);
   Value ragged = e.add(rowBase, tileRow);
   Value valid = e.andI1(inSlice, e.lt(ragged, raggedRows));
-  if (!indices)
-    return {arith::MinUIOp::create(b, loc, ragged, e.index(raggedRows - 1)),
-            valid};
   Value safe = arith::MinUIOp::create(b, loc, ragged, e.index(raggedRows - 1));
+  if (!indices)
+    return {safe, valid};
   Value mapped = e.toIndex(memref::LoadOp::create(b, loc, indices, safe));
   // An index outside [0, bound) (unsigned: negatives too) is not followed.
   valid = e.andI1(valid, e.lt(mapped, bound));
@@ -780,7 +786,7 @@ static std::pair<Value, Value> mapRow(Emitter &e, Value rowBase, Value rowCount,
 }
 
 SmallVector<Value> MatmulKernelEmitter::emitDirectLoop(Value firstChunk) {
-  const int64_t chunksPerWarp = p.k / p.chunkK / p.split;
+  const int64_t chunksPerWarp = p.chunksPerWarp();
   const int64_t stages = chunksPerWarp / p.stage;
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   SmallVector<Value> acc(p.accumulators(), zero);
@@ -823,7 +829,7 @@ SmallVector<Value> MatmulKernelEmitter::emitDirectLoop(Value firstChunk) {
 }
 
 SmallVector<Value> MatmulKernelEmitter::emitRingLoop(Value firstChunk) {
-  const int64_t chunksPerWarp = p.k / p.chunkK / p.split;
+  const int64_t chunksPerWarp = p.chunksPerWarp();
   const int64_t depth = p.ringDepth();
   const bool weightRinged = p.weightDepth > 0;
   const bool activationsRinged = p.activationDepth > 0;
@@ -910,7 +916,7 @@ SmallVector<Value> MatmulKernelEmitter::emitRingLoop(Value firstChunk) {
 }
 
 void MatmulKernelEmitter::emitTile(Value tile) {
-  const int64_t chunksPerWarp = p.k / p.chunkK / p.split;
+  const int64_t chunksPerWarp = p.chunksPerWarp();
   Value tileFirstRow = e.mul(tile, p.warpRows());
   // Per row tile: the activation row of this thread's B column g.
   loadRow.clear();

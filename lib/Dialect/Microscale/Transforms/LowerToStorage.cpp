@@ -236,17 +236,7 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
   static LogicalResult lowerMixed(ScaledMatmulOp op, FromBytesOp rhs,
                                   PatternRewriter &rewriter) {
     Location loc = op.getLoc();
-    auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
-    Value lhs = bufferization::ToBufferOp::create(
-        rewriter, loc,
-        MemRefType::get(lhsType.getShape(), lhsType.getElementType()),
-        op.getLhs(), /*read_only=*/true);
-    Value rhsValues = flatBuffer(rewriter, loc, rhs.getValues());
-    Value rhsScales = flatBuffer(rewriter, loc, rhs.getScales());
-    Value rhsGlobal = globalScaleOrOne(rewriter, loc, rhs);
-    RankedTensorType result = op.getType();
-    auto outType = MemRefType::get(result.getShape(), result.getElementType());
-    Value out = memref::AllocOp::create(rewriter, loc, outType);
+    // A tensor operand as a read-only buffer of its shape (none: none).
     auto buffer = [&](Value tensor) -> Value {
       if (!tensor)
         return Value();
@@ -256,6 +246,13 @@ struct LowerScaledMatmul : OpRewritePattern<ScaledMatmulOp> {
           MemRefType::get(type.getShape(), type.getElementType()), tensor,
           /*read_only=*/true);
     };
+    Value lhs = buffer(op.getLhs());
+    Value rhsValues = flatBuffer(rewriter, loc, rhs.getValues());
+    Value rhsScales = flatBuffer(rewriter, loc, rhs.getScales());
+    Value rhsGlobal = globalScaleOrOne(rewriter, loc, rhs);
+    RankedTensorType result = op.getType();
+    auto outType = MemRefType::get(result.getShape(), result.getElementType());
+    Value out = memref::AllocOp::create(rewriter, loc, outType);
     Value offsets = buffer(op.getExpertOffsets()),
           counts = buffer(op.getExpertCounts()),
           gather = buffer(op.getGatherIndices()),

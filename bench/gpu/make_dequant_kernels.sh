@@ -22,7 +22,7 @@ func.func @dq(%v: memref<?xi8>, %s: memref<?xi8>, %o: memref<?xbf16>) {
   return
 }
 MLIR
-  local pipeline="builtin.module(microscale-convert-storage-to-gpu{$options},microscale-gpu-to-ptx"
+  local pipeline="builtin.module(microscale-nvvm-set-tiling{$options},microscale-gpu-to-ptx"
   "$mx_opt" "$out/$name.mlir" --pass-pipeline="$pipeline{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
   # The launch as the compiler chose it (constants are named by value).
   local grid block

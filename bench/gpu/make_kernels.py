@@ -184,7 +184,7 @@ def main():
             f.write(mlir_for(part, shape, src, dst))
         lowered = subprocess.run(
             [args.mx_opt, mlir, "--pass-pipeline=builtin.module("
-             "microscale-convert-storage-to-gpu{units-per-thread=%d traversal=%s "
+             "microscale-nvvm-set-tiling{units-per-thread=%d traversal=%s "
              "stage-conversions=%d %s},"
              "microscale-gpu-to-ptx{chip=%s format=%s})"
              % (per_thread, traversal, staged, extra, args.chip, args.format)],

@@ -42,7 +42,7 @@ func.func @mm(%a: memref<${m}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<$
 }
 MLIR
   fi
-  local pipeline="builtin.module(microscale-convert-storage-to-gpu{$options},microscale-gpu-to-ptx"
+  local pipeline="builtin.module(microscale-nvvm-set-tiling{$options},microscale-gpu-to-ptx"
   if ! "$mx_opt" "$out/$name.mlir" --pass-pipeline="$pipeline{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir" 2> "$out/$name.err"; then
     # A tiling the compiler refuses (a sweep may ask for one): its reason.
     echo "skipped $name: $(grep -m1 -oE 'error: .*' "$out/$name.err")" >&2
@@ -60,7 +60,9 @@ MLIR
   threads=$(grep -oE '\.(req|max)ntid [0-9]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
   grid=$(grep -oE 'blocks in \([^)]*\)' "$out/$name.lowered.mlir" |
          grep -oE '%c[0-9]+' | sed 's/%c//' | tr '\n' ' ')
-  rm "$out/$name.lowered.mlir" "$out/$name.mlir" "$out/microscale_kernels.ptx"
+  # The PTX stays beside the cubin (to read, and to compare compilers).
+  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  rm "$out/$name.lowered.mlir" "$out/$name.mlir"
   echo "$m $k $n $threads $name ${grid}$experts $tokens" >> "$out/cases.txt"
 }
 if [ "$mode" = sweep ]; then

@@ -7,6 +7,7 @@
   safetensors.py get FILE NAME OUT   write tensor NAME's raw bytes to OUT
   safetensors.py show FILE           print names, dtypes, shapes, metadata
   safetensors.py corrupt FILE MODE OUT   truncated | header | offsets
+  safetensors.py hostile MODE OUT    nested | huge | overlap | pair | metadata
 """
 import json
 import random
@@ -35,6 +36,35 @@ def write(path, tensors, metadata=None):
     text = json.dumps(header).encode()
     text += b" " * ((8 - (8 + len(text)) % 8) % 8)
     open(path, "wb").write(struct.pack("<Q", len(text)) + text + blob)
+
+
+def write_header(path, header, blob=b""):
+    """A file with `header` as is (write() would compute the offsets)."""
+    text = json.dumps(header).encode() if not isinstance(header, bytes) else header
+    open(path, "wb").write(struct.pack("<Q", len(text)) + text + blob)
+
+
+def hostile(mode, path):
+    """Files a careless reader accepts or crashes on."""
+    if mode == "nested":
+        # 80 KB of brackets: a recursive JSON parser overflows its stack.
+        write_header(path, b"[" * 40000 + b"]" * 40000)
+    elif mode == "huge":
+        # 2^62 F32 elements in 0 bytes: 4 * 2^62 wraps to 0 in int64.
+        write_header(path, {"w": {"dtype": "F32", "shape": [2**62],
+                                  "data_offsets": [0, 0]}})
+    elif mode == "overlap":
+        write_header(path, {"a": {"dtype": "U8", "shape": [8], "data_offsets": [0, 8]},
+                            "b": {"dtype": "U8", "shape": [8], "data_offsets": [4, 12]}},
+                     bytes(12))
+    elif mode == "pair":
+        # Scales for K/32 = 3 groups, values for 2.
+        write(path, {"m_blocks": ("U8", [2, 64, 2, 16], bytes(2 * 64 * 2 * 16)),
+                     "m_scales": ("U8", [2, 64, 3], bytes(2 * 64 * 3))})
+    elif mode == "metadata":
+        write_header(path, {"__metadata__": {"format": "pt", "step": 7},
+                            "w": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}},
+                     bytes(2))
 
 
 def main():
@@ -79,6 +109,8 @@ def main():
             print(name, entry["dtype"], entry["shape"])
         for key, value in sorted(header.get("__metadata__", {}).items()):
             print("metadata", key, "=", value)
+    elif cmd == "hostile":
+        hostile(sys.argv[2], sys.argv[3])
     elif cmd == "corrupt":
         data = bytearray(open(sys.argv[2], "rb").read())
         mode = sys.argv[3]

@@ -12,6 +12,12 @@
 // that the MLIR-free CUDA runtime runs on an NVIDIA GPU. On any error it
 // exits non-zero, says why, and writes nothing.
 //
+// OUT is written as OutputFile.h says: `-` is stdout, a device or FIFO is
+// written in place, anything else goes through a uniquely named temporary
+// next to OUT, removed on error and on SIGINT/SIGTERM, renamed over OUT once
+// complete. Before anything is allocated, the output's size is bounded (see
+// Request.h: at most 8 x the input + 64 MiB, and the available memory).
+//
 // With a .safetensors IN, --tensor names the tensors to convert; every other
 // tensor is copied through. MXFP4 checkpoints store values as `*_blocks`
 // (uint8 [E, N, K/32, 16]) and scales as `*_scales` (uint8 [E, N, K/32]): for
@@ -21,15 +27,17 @@
 // --scales-to.
 //
 //===----------------------------------------------------------------------===//
-#include "microscale/Conversion/GPU/CompileConversion.h"
+#include "microscale/Conversion/NVVM/CompileConversion.h"
 #include "microscale/Runtime/CPU/CompiledConversion.h"
 #include "microscale/Runtime/CUDA/ConversionKernel.h"
 
+#include "OutputFile.h"
+#include "Request.h"
 #include "Safetensors.h"
 
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -40,9 +48,12 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <csignal>
 
 using namespace mlir;
 using namespace mlir::microscale;
+using namespace ::microscale::convert;
+using ::microscale::OutputFile;
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("mx-convert options");
@@ -69,9 +80,11 @@ static cl::list<std::string>
                  cl::desc("safetensors: the tensors to convert"));
 static cl::opt<std::string> inputOption(cl::Positional, cl::Required,
                                         cl::desc("IN"), cl::cat(category));
-static cl::opt<std::string> outputOption("o", cl::Required, cl::cat(category),
-                                         cl::desc("OUT"),
-                                         cl::value_desc("file"));
+static cl::opt<std::string>
+    outputOption("o", cl::Required, cl::cat(category),
+                 cl::desc("OUT (- for stdout; a device or FIFO is written "
+                          "in place)"),
+                 cl::value_desc("file"));
 static cl::opt<unsigned>
     threadsOption("host-threads", cl::init(0), cl::cat(category),
                   cl::desc("Host threads (0: one per hardware thread)"));
@@ -103,13 +116,6 @@ static cl::opt<bool>
                    cl::desc("Show progress (also on for inputs of 64 MiB or "
                             "more when stderr is a terminal)"));
 
-static std::string toString(Attribute attr) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  attr.print(os);
-  return text;
-}
-
 /// Says why on stderr; false, for the functions that report and return.
 static bool reject(const llvm::Twine &message) {
   llvm::errs() << "mx-convert: error: " << message << "\n";
@@ -127,24 +133,6 @@ static double seconds(std::chrono::steady_clock::time_point since) {
       .count();
 }
 
-/// The layout attribute spelled `text`, or a message saying what is wrong.
-static LayoutAttrInterface parseLayout(MLIRContext &context, StringRef flag,
-                                       StringRef text, std::string &error) {
-  Attribute attr = parseAttribute(text, &context);
-  if (!attr) {
-    error = ("--" + flag + ": cannot parse '" + text + "' as an attribute")
-                .str();
-    return {};
-  }
-  auto layout = dyn_cast<LayoutAttrInterface>(attr);
-  if (!layout)
-    error = ("--" + flag + ": '" + text +
-             "' is not a microscale layout (e.g. #microscale.strided, "
-             "#microscale.hopper_value<mx_axis = -2, mma_version = 3>)")
-                .str();
-  return layout;
-}
-
 namespace {
 /// One conversion: a logical tensor, its bytes, and the two layouts.
 struct Request {
@@ -156,7 +144,16 @@ struct Request {
 };
 } // namespace
 
-static bool writeRaw(StringRef path, ArrayRef<uint8_t> bytes);
+/// Writes `bytes` to `path` as OutputFile does; says why it cannot.
+static bool writeFile(StringRef path, ArrayRef<uint8_t> bytes) {
+  llvm::Expected<OutputFile> out = OutputFile::open(path);
+  if (!out)
+    return reject(llvm::toString(out.takeError()));
+  out->os().write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  if (llvm::Error error = out->commit())
+    return reject(llvm::toString(std::move(error)));
+  return true;
+}
 
 /// The NVIDIA pipeline's options from the --cuda-* flags.
 static NVVMPipelineOptions cudaPipelineOptions() {
@@ -165,14 +162,7 @@ static NVVMPipelineOptions cudaPipelineOptions() {
   options.format = cudaFormatOption == "isa" ? "isa" : "bin";
   if (cudaFormatOption == "auto") {
     // A cubin where ptxas is found (no JIT at load), else PTX.
-    auto ptxas = llvm::sys::findProgramByName("ptxas");
-    std::string toolkit;
-    if (ptxas)
-      toolkit = llvm::sys::path::parent_path(
-                    llvm::sys::path::parent_path(*ptxas))
-                    .str();
-    else if (llvm::sys::fs::exists("/usr/local/cuda/bin/ptxas"))
-      toolkit = "/usr/local/cuda";
+    std::string toolkit = findCUDAToolkit();
     if (toolkit.empty())
       options.format = "isa";
     else
@@ -183,41 +173,34 @@ static NVVMPipelineOptions cudaPipelineOptions() {
 
 /// --device cuda: compiles the conversion into one kernel and runs it on
 /// the GPU through the MLIR-free runtime.
-static bool convertOnCuda(const Request &request, QTensorType fromType,
-                          QTensorType toType, StoragePart part,
-                          ::microscale::safetensors::AlignedBytes &output,
-                          SmallVectorImpl<int64_t> &storageShape) {
+static bool convertOnCuda(const Request &request, const Conversion &checked,
+                          ::microscale::safetensors::AlignedBytes &output) {
   if (cudaFormatOption != "auto" && cudaFormatOption != "bin" &&
       cudaFormatOption != "isa")
     return reject("--cuda-format must be auto, bin or isa, got '" +
                 cudaFormatOption + "'");
   // An empty tensor launches nothing (and needs neither a kernel nor a
-  // GPU).
-  if (fromType.getNumElements() == 0) {
-    if (!request.input.empty())
-      return reject(request.inputName + " has " +
-                  llvm::Twine(request.input.size()) + " bytes, but a " +
-                  request.typeText + " tensor has none");
+  // GPU); checkConversion matched the input's size.
+  if (checked.fromType.getNumElements() == 0) {
     output.clear();
-    storageShape.assign(part == StoragePart::scales
-                            ? toType.getScaleStorageShape()
-                            : toType.getValueStorageShape());
     return true;
   }
   auto start = std::chrono::steady_clock::now();
   std::string error;
   std::optional<::microscale::cuda::ConversionKernel> kernel =
-      compileConversionForCUDA(fromType, toType, part, cudaPipelineOptions(),
-                               error);
+      compileConversionForCUDA(checked.fromType, checked.toType, checked.part,
+                               cudaPipelineOptions(), error);
   if (!kernel)
     return reject("--device cuda: " + error);
   double compileSeconds = seconds(start);
-  const int64_t inBytes = request.input.size();
-  if (inBytes != static_cast<int64_t>(kernel->sourceBytes))
-    return reject(request.inputName + " has " + llvm::Twine(inBytes) +
-                " bytes, but a " + request.typeText + " tensor in " +
-                request.fromText + " has " +
-                llvm::Twine(kernel->sourceBytes) + " storage bytes");
+  if (kernel->sourceBytes != checked.sourceBytes ||
+      kernel->destBytes != checked.destBytes)
+    return reject("--device cuda: the kernel's sizes (" +
+                  llvm::Twine(kernel->sourceBytes) + " -> " +
+                  llvm::Twine(kernel->destBytes) +
+                  " bytes) disagree with the layouts' (" +
+                  llvm::Twine(checked.sourceBytes) + " -> " +
+                  llvm::Twine(checked.destBytes) + ")");
   if (!cudaSaveKernelOption.empty()) {
     std::string launch;
     llvm::raw_string_ostream os(launch);
@@ -229,14 +212,11 @@ static bool convertOnCuda(const Request &request, QTensorType fromType,
         kernel->image.size());
     ArrayRef<uint8_t> launchBytes(
         reinterpret_cast<const uint8_t *>(launch.data()), launch.size());
-    if (!writeRaw(cudaSaveKernelOption + ".image", image) ||
-        !writeRaw(cudaSaveKernelOption + ".launch", launchBytes))
+    if (!writeFile(cudaSaveKernelOption + ".image", image) ||
+        !writeFile(cudaSaveKernelOption + ".launch", launchBytes))
       return false;
   }
   output.assign(kernel->destBytes, 0);
-  storageShape.assign(part == StoragePart::scales
-                          ? toType.getScaleStorageShape()
-                          : toType.getValueStorageShape());
   // One driver for every tensor of the run.
   static std::unique_ptr<::microscale::cuda::Driver> driver;
   if (!driver)
@@ -258,102 +238,39 @@ static bool convertOnCuda(const Request &request, QTensorType fromType,
   return true;
 }
 
-/// Compiles and runs `request`; fills `output` or returns false after saying
-/// why on stderr.
+/// Checks, compiles and runs `request`; fills `output` or returns false
+/// after saying why on stderr.
 static bool convert(MLIRContext &context, const Request &request,
                     ::microscale::safetensors::AlignedBytes &output,
                     SmallVectorImpl<int64_t> &storageShape) {
-  // The shaped-type spelling of a tensor body: 2x64x128xf4E2M1FN.
-  StringRef typeText = request.typeText;
-  std::string wrapped = typeText.starts_with("tensor<")
-                            ? typeText.str()
-                            : "tensor<" + typeText.str() + ">";
-  Type parsed = parseType(wrapped, &context);
-  auto tensor = dyn_cast_or_null<RankedTensorType>(parsed);
-  if (!tensor || !tensor.hasStaticShape())
-    return reject("--type: expected a static shaped type such as "
-                "2x64x128xf4E2M1FN, got '" + request.typeText + "'");
-  bool isScales = isa<Float8E8M0FNUType>(tensor.getElementType());
-  if (!isScales && !isa<Float4E2M1FNType>(tensor.getElementType()))
-    return reject("--type: the element type must be f4E2M1FN (packed FP4 "
-                "values) or f8E8M0FNU (scale bytes), got " +
-                llvm::Twine(request.typeText));
-  if (tensor.getRank() < 1)
-    return reject("--type: the tensor must have rank >= 1");
-
   std::string error;
-  LayoutAttrInterface from =
-      parseLayout(context, "from", request.fromText, error);
-  if (!from)
-    return reject(error);
-  LayoutAttrInterface to = parseLayout(context, "to", request.toText, error);
-  if (!to)
-    return reject(error);
-  const LayoutRole role = isScales ? LayoutRole::Scales : LayoutRole::Values;
-  for (auto [layout, flag] : {std::pair(from, "--from"), std::pair(to, "--to")})
-    if (!layout.supportsRole(role))
-      return reject(llvm::Twine(flag) + ": " + toString(layout) +
-                  " cannot hold " + (isScales ? "scales" : "FP4 values"));
-
-  // The byte conversion depends only on the layouts, not on the scales'
-  // block size, so the tensor is described with blocks of 2, the smallest
-  // that packs, along the block axis the layouts name. When no layout names
-  // one, it is the first dim from the second-to-last down whose extent packs
-  // (so that a bad extent is reported by the layout that cannot pack it).
-  const int64_t rank = tensor.getRank();
-  int64_t axis = rank >= 2 ? rank - 2 : 0;
-  if (!isScales)
-    for (int64_t d : {rank - 2, rank - 1})
-      if (d >= 0 && tensor.getDimSize(d) % 2 == 0) {
-        axis = d;
-        break;
-      }
-  for (LayoutAttrInterface layout : {from, to})
-    if (std::optional<int64_t> required = layout.getRequiredBlockAxis(rank))
-      axis = *required;
-  auto emitter = [&] { return emitError(UnknownLoc::get(&context)); };
-  FormatAttr format = FormatAttr::getChecked(
-      emitter, &context, Type(Float4E2M1FNType::get(&context)),
-      Type(Float8E8M0FNUType::get(&context)), 2u, false);
-  SmallVector<int64_t> shape(tensor.getShape());
-  auto strided = StridedAttr::get(&context, -1);
-  if (isScales)
-    shape[axis] *= 2; // the values whose scales these are
-  auto make = [&](LayoutAttrInterface layout) {
-    LayoutAttrInterface values = isScales ? LayoutAttrInterface(strided) : layout;
-    LayoutAttrInterface scales = isScales ? layout : LayoutAttrInterface(strided);
-    return QTensorType::getChecked(emitter, &context, ArrayRef<int64_t>(shape),
-                                   format, axis, values, scales);
-  };
-  QTensorType fromType = make(from);
-  if (!fromType)
-    return false; // the verifier said why
-  QTensorType toType = make(to);
-  if (!toType)
-    return false;
+  std::optional<Conversion> checked = checkConversion(
+      context, request.typeText, request.fromText, request.toText,
+      request.input.size(), request.inputName, availableMemoryBytes(), error);
+  if (!checked)
+    return error.empty() ? false : reject(error); // else a diagnostic said why
+  storageShape.assign(checked->destStorageShape.begin(),
+                      checked->destStorageShape.end());
 
   if (deviceOption == "cuda")
-    return convertOnCuda(request, fromType, toType,
-                         isScales ? StoragePart::scales : StoragePart::values,
-                         output, storageShape);
+    return convertOnCuda(request, *checked, output);
   auto start = std::chrono::steady_clock::now();
   auto conversion = CompiledConversion::compile(
-      fromType, toType, isScales ? StoragePart::scales : StoragePart::values,
-      error);
+      checked->fromType, checked->toType, checked->part, error);
   if (!conversion)
     return reject(error);
   double compileSeconds = seconds(start);
-
   const int64_t inBytes = request.input.size();
-  if (inBytes != conversion->getSourceBytes())
-    return reject(request.inputName + " has " + llvm::Twine(inBytes) +
-                " bytes, but a " + request.typeText + " tensor in " +
-                request.fromText + " has " +
-                llvm::Twine(conversion->getSourceBytes()) + " storage bytes");
+  if (conversion->getSourceBytes() != static_cast<int64_t>(checked->sourceBytes) ||
+      conversion->getDestBytes() != static_cast<int64_t>(checked->destBytes))
+    return reject("the compiled conversion's sizes (" +
+                  llvm::Twine(conversion->getSourceBytes()) + " -> " +
+                  llvm::Twine(conversion->getDestBytes()) +
+                  " bytes) disagree with the layouts' (" +
+                  llvm::Twine(checked->sourceBytes) + " -> " +
+                  llvm::Twine(checked->destBytes) + ")");
 
-  output.assign(conversion->getDestBytes(), 0);
-  storageShape.assign(isScales ? toType.getScaleStorageShape()
-                               : toType.getValueStorageShape());
+  output.assign(checked->destBytes, 0);
   bool progress = progressOption ||
                   (inBytes >= (64 << 20) &&
                    llvm::sys::Process::StandardErrIsDisplayed());
@@ -381,40 +298,82 @@ static bool convert(MLIRContext &context, const Request &request,
   return true;
 }
 
-/// Writes `bytes` to `path` through a temporary file renamed into place.
-static bool writeRaw(StringRef path, ArrayRef<uint8_t> bytes) {
-  std::string temporary = (path + ".mx-convert-partial").str();
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream out(temporary, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return fail("cannot write '" + path + "': " + ec.message()), false;
-    out.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-    out.close();
-    if (out.has_error()) {
-      llvm::sys::fs::remove(temporary);
-      return fail("cannot write '" + path + "': " + out.error().message()),
-             false;
-    }
-  }
-  if ((ec = llvm::sys::fs::rename(temporary, path))) {
-    llvm::sys::fs::remove(temporary);
-    return fail("cannot write '" + path + "': " + ec.message()), false;
-  }
-  return true;
+/// Whether the spellings `given` and `recorded` parse (with `parse`) to the
+/// same layout or type; unparsable ones are compared as text, and the
+/// conversion reports them.
+template <typename ParseFn>
+static bool sameEntity(StringRef given, StringRef recorded, ParseFn parse) {
+  auto a = parse(given), b = parse(recorded);
+  return a && b ? a == b : given == recorded;
 }
 
-/// safetensors: converts the --tensor tensors, copies the others through.
-static int convertSafetensors(MLIRContext &context) {
+/// MXFP4 checkpoints pair P_blocks [..., N, K/32, 16] with P_scales
+/// [..., N, K/32]; converting a pair whose shapes disagree would produce a
+/// checkpoint no kernel can use. Checked for tensors still in the checkpoint
+/// convention (no record of an earlier mx-convert in the metadata).
+static bool checkPair(::microscale::safetensors::File &file, StringRef name) {
+  StringRef prefix;
+  bool blocks = name.ends_with("_blocks");
+  if (blocks)
+    prefix = name.drop_back(strlen("_blocks"));
+  else if (name.ends_with("_scales"))
+    prefix = name.drop_back(strlen("_scales"));
+  else
+    return true;
+  std::string blocksName = (prefix + "_blocks").str();
+  std::string scalesName = (prefix + "_scales").str();
+  auto *blocksTensor = file.find(blocksName);
+  auto *scalesTensor = file.find(scalesName);
+  if (!blocksTensor || !scalesTensor ||
+      file.metadata.count("microscale." + blocksName) ||
+      file.metadata.count("microscale." + scalesName))
+    return true;
+  ArrayRef<int64_t> b = blocksTensor->shape, s = scalesTensor->shape;
+  if (!b.empty() && b.drop_back() == s)
+    return true;
+  auto spell = [](ArrayRef<int64_t> shape) {
+    std::string text = "[";
+    llvm::raw_string_ostream os(text);
+    llvm::interleaveComma(shape, os);
+    return text + "]";
+  };
+  return reject("tensors '" + blocksName + "' " + spell(b) + " and '" +
+                scalesName + "' " + spell(s) +
+                " disagree: the scales of blocks [..., N, K/32, 16] are "
+                "[..., N, K/32]");
+}
+
+/// safetensors: converts the --tensor tensors, copies the others through,
+/// into `out`.
+static int convertSafetensors(MLIRContext &context, OutputFile &out) {
   auto file = ::microscale::safetensors::read(inputOption);
   if (!file)
     return fail(llvm::toString(file.takeError()));
   if (tensorOption.empty())
     return fail("--tensor: name the tensors of '" + inputOption +
                 "' to convert");
+  // Converting a tensor twice would convert its converted bytes again.
+  llvm::StringSet<> named;
+  for (const std::string &name : tensorOption)
+    if (!named.insert(name).second)
+      return fail("--tensor: '" + name + "' is named more than once");
   if (!typeOption.empty() && tensorOption.size() != 1)
     return fail("--type applies to one tensor; " +
                 llvm::Twine(tensorOption.size()) + " are selected");
+  auto parseLayoutOrNull = [&](StringRef text) -> Attribute {
+    std::string ignored;
+    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) {
+      return success();
+    });
+    return parseLayout(context, "", text, ignored);
+  };
+  auto parseTypeOrNull = [&](StringRef text) -> Type {
+    std::string ignored;
+    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) {
+      return success();
+    });
+    return parseLogicalType(context, text, ignored);
+  };
   for (const std::string &name : tensorOption) {
     ::microscale::safetensors::Tensor *tensor = file->find(name);
     if (!tensor)
@@ -422,15 +381,18 @@ static int convertSafetensors(MLIRContext &context) {
     if (tensor->dtype != "U8")
       return fail("tensor '" + name + "' has dtype " + tensor->dtype +
                   "; packed FP4 values and E8M0 scales are stored as U8");
+    if (!checkPair(*file, name))
+      return 1;
     StringRef nameRef = name;
     const bool blocks = nameRef.ends_with("_blocks");
     const bool scales = nameRef.ends_with("_scales");
     Request request;
     request.input = tensor->data;
     request.inputName = "tensor '" + name + "'";
-    // What the tensor is: explicit flags first, then the record that an
-    // earlier mx-convert left in the metadata ("<type> <layout>"), then the
-    // MXFP4 checkpoint convention.
+    // What the tensor is: the record that an earlier mx-convert left in the
+    // metadata ("<type> <layout>"), else the flags, else the MXFP4
+    // checkpoint convention. A flag that contradicts the record is refused:
+    // converting bytes as what they are not gives garbage.
     std::string recordedType, recordedLayout;
     auto record = file->metadata.find("microscale." + name);
     if (record != file->metadata.end()) {
@@ -438,31 +400,31 @@ static int convertSafetensors(MLIRContext &context) {
       recordedType = type.str();
       recordedLayout = layout.str();
     }
-    request.typeText = !typeOption.empty() ? typeOption.getValue()
-                                            : recordedType;
-    if (request.typeText.empty()) {
-      // The checkpoint convention: [..., N, K/32, 16] blocks and
-      // [..., N, K/32] scales, K fastest.
-      const auto &shape = tensor->shape;
-      if ((blocks && (shape.size() < 3 || shape.back() != 16)) ||
-          (scales && shape.size() < 2) || (!blocks && !scales))
-        return fail("cannot infer the logical type of tensor '" + name +
-                    "' (expected *_blocks [..., N, K/32, 16] or *_scales "
-                    "[..., N, K/32]): pass --type");
-      size_t keep = shape.size() - (blocks ? 3 : 2);
-      std::string leading;
-      for (size_t i = 0; i < keep; ++i)
-        leading += std::to_string(shape[i]) + "x";
-      const int64_t n = shape[keep], groups = shape[keep + 1];
-      request.typeText =
-          blocks ? leading + std::to_string(groups * 32) + "x" +
-                       std::to_string(n) + "xf4E2M1FN"
-                 : leading + std::to_string(groups) + "x" + std::to_string(n) +
-                       "xf8E8M0FNU";
-    }
     std::string from = scales && !scalesFromOption.empty()
                            ? scalesFromOption.getValue()
                            : fromOption.getValue();
+    const char *fromFlag =
+        scales && !scalesFromOption.empty() ? "--scales-from" : "--from";
+    if (!recordedLayout.empty() && !from.empty() &&
+        !sameEntity(from, recordedLayout, parseLayoutOrNull))
+      return fail(llvm::Twine(fromFlag) + ": tensor '" + name +
+                  "' is recorded in the metadata as " + recordedLayout +
+                  ", not " + from + " (leave " + fromFlag + " out)");
+    if (!recordedType.empty() && !typeOption.empty() &&
+        !sameEntity(typeOption, recordedType, parseTypeOrNull))
+      return fail("--type: tensor '" + name +
+                  "' is recorded in the metadata as " + recordedType +
+                  ", not " + typeOption + " (leave --type out)");
+    request.typeText =
+        !typeOption.empty() ? typeOption.getValue() : recordedType;
+    if (request.typeText.empty()) {
+      std::string error;
+      std::optional<std::string> inferred =
+          inferCheckpointType(name, tensor->shape, error);
+      if (!inferred)
+        return fail(error);
+      request.typeText = *inferred;
+    }
     request.fromText = !from.empty()             ? from
                        : !recordedLayout.empty() ? recordedLayout
                        : (blocks || scales) ? "#microscale.strided<major_dim = -2>"
@@ -481,7 +443,8 @@ static int convertSafetensors(MLIRContext &context) {
     file->metadata["microscale." + name] =
         request.typeText + " " + request.toText;
   }
-  if (llvm::Error error = ::microscale::safetensors::write(*file, outputOption))
+  ::microscale::safetensors::write(*file, out.os());
+  if (llvm::Error error = out.commit())
     return fail(llvm::toString(std::move(error)));
   return 0;
 }
@@ -492,6 +455,10 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "mx-convert: convert packed microscaling bytes between layouts\n");
+  // A file-size limit (ulimit -f) would kill the process with SIGXFSZ in the
+  // middle of a write; ignored, the write fails with EFBIG and is reported,
+  // naming the file, like a full disk.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   if (deviceOption != "host" && deviceOption != "cuda")
     return fail("--device must be host or cuda, got '" + deviceOption + "'");
@@ -504,13 +471,22 @@ int main(int argc, char **argv) {
     return success();
   });
 
-  if (StringRef(inputOption).ends_with(".safetensors"))
-    return convertSafetensors(context);
+  const bool safetensors = StringRef(inputOption).ends_with(".safetensors");
+  if (!safetensors) {
+    if (typeOption.empty())
+      return fail("--type: give the logical tensor, e.g. 2x64x128xf4E2M1FN");
+    if (toOption.empty())
+      return fail("--to: give the layout to convert to");
+  }
+  // OUT is prepared first: a path that cannot be written is reported before
+  // the conversion runs, and the temporary is registered for removal on
+  // SIGINT/SIGTERM for the whole run. Until commit(), OUT is untouched.
+  llvm::Expected<OutputFile> out = OutputFile::open(outputOption);
+  if (!out)
+    return fail(llvm::toString(out.takeError()));
+  if (safetensors)
+    return convertSafetensors(context, *out);
 
-  if (typeOption.empty())
-    return fail("--type: give the logical tensor, e.g. 2x64x128xf4E2M1FN");
-  if (toOption.empty())
-    return fail("--to: give the layout to convert to");
   auto input = llvm::MemoryBuffer::getFile(inputOption, /*IsText=*/false,
                                            /*RequiresNullTerminator=*/false);
   if (!input)
@@ -530,5 +506,9 @@ int main(int argc, char **argv) {
   SmallVector<int64_t> storageShape;
   if (!convert(context, request, output, storageShape))
     return 1;
-  return writeRaw(outputOption, output) ? 0 : 1;
+  out->os().write(reinterpret_cast<const char *>(output.data()),
+                  output.size());
+  if (llvm::Error error = out->commit())
+    return fail(llvm::toString(std::move(error)));
+  return 0;
 }

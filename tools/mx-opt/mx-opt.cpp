@@ -8,9 +8,10 @@
 // headers, so it rarely needs recompiling.
 //
 //===----------------------------------------------------------------------===//
-#include "microscale/Conversion/AMDGPU/Passes.h"
+#include "microscale/Conversion/ROCDL/Passes.h"
+#include "microscale/Conversion/CPU/Passes.h"
 #include "microscale/Conversion/CPU/Pipeline.h"
-#include "microscale/Conversion/GPU/Passes.h"
+#include "microscale/Conversion/NVVM/Passes.h"
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
 #include "microscale/Dialect/Microscale/Transforms/Passes.h"
 
@@ -21,6 +22,15 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+// Test-only registrations (test/lib), as upstream's mlir-opt has.
+namespace mlir::microscale::test {
+void registerTestLayoutsDialect(DialectRegistry &registry);
+} // namespace mlir::microscale::test
+
+static void registerTestDialects(mlir::DialectRegistry &registry) {
+  mlir::microscale::test::registerTestLayoutsDialect(registry);
+}
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
@@ -29,11 +39,13 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   registry.insert<mlir::microscale::MicroscaleDialect>();
   mlir::microscale::registerMicroscalePasses();
+  mlir::microscale::registerMicroscaleCPUPasses();
   mlir::microscale::registerMicroscaleCPUPipelines();
-  mlir::microscale::registerMicroscaleGPUPasses();
+  mlir::microscale::registerMicroscaleNVVMPasses();
   mlir::microscale::registerMicroscaleGPUPipelines();
-  mlir::microscale::registerMicroscaleAMDGPUPasses();
+  mlir::microscale::registerMicroscaleROCDLPasses();
   mlir::microscale::registerMicroscaleGFX950Pipelines();
+  registerTestDialects(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "microscale optimizer driver\n", registry));
 }

@@ -1,7 +1,9 @@
 //===- Safetensors.cpp - Read and write .safetensors files ----------------===//
 #include "Safetensors.h"
 
-#include "llvm/Support/FileSystem.h"
+#include "OutputFile.h"
+
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -27,20 +29,59 @@ Tensor *File::find(llvm::StringRef name) {
   return nullptr;
 }
 
+/// The deepest nesting a header may have. A valid header nests 3 deep
+/// (header, tensor entry, shape); llvm::json::parse recurses once per level,
+/// so an adversarial header ("[[[[...") would otherwise overflow the stack.
+static constexpr int kMaxHeaderDepth = 64;
+
+/// The largest header accepted: the reference implementation's limit.
+static constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+/// Whether `text` nests arrays and objects at most `limit` deep (brackets
+/// inside strings do not count). Malformed text is left to the JSON parser.
+static bool nestsAtMost(llvm::StringRef text, int limit) {
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i; // the escaped character cannot end the string
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > limit)
+        return false;
+    } else if (c == ']' || c == '}')
+      --depth;
+  }
+  return true;
+}
+
 llvm::Expected<File> microscale::safetensors::read(llvm::StringRef path) {
-  auto fail = [&](const llvm::Twine &why) {
-    return createStringError(inconvertibleErrorCode(),
-                             "'" + path + "' is not a valid safetensors file: " +
-                                 why);
-  };
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
     return createStringError(buffer.getError(), "cannot read '" + path +
                                                     "': " +
                                                     buffer.getError().message());
+  return parse(std::move(*buffer), path);
+}
+
+llvm::Expected<File>
+microscale::safetensors::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                               llvm::StringRef name) {
+  auto fail = [&](const llvm::Twine &why) {
+    return createStringError(inconvertibleErrorCode(),
+                             "'" + name + "' is not a valid safetensors file: " +
+                                 why);
+  };
   File file;
-  file.buffer = std::move(*buffer);
+  file.buffer = std::move(buffer);
   const auto *bytes =
       reinterpret_cast<const uint8_t *>(file.buffer->getBufferStart());
   const uint64_t size = file.buffer->getBufferSize();
@@ -53,8 +94,15 @@ llvm::Expected<File> microscale::safetensors::read(llvm::StringRef path) {
     return fail("the header claims " + llvm::Twine(headerSize) +
                 " bytes but the file has " + llvm::Twine(size - 8) +
                 " after the size field (truncated?)");
+  if (headerSize > kMaxHeaderBytes)
+    return fail("the header has " + llvm::Twine(headerSize) +
+                " bytes, more than the format's limit of " +
+                llvm::Twine(kMaxHeaderBytes));
   llvm::StringRef headerText(reinterpret_cast<const char *>(bytes + 8),
                              headerSize);
+  if (!nestsAtMost(headerText, kMaxHeaderDepth))
+    return fail("the JSON header nests deeper than " +
+                llvm::Twine(kMaxHeaderDepth) + " levels");
   auto header = llvm::json::parse(headerText);
   if (!header)
     return fail("malformed JSON header: " + llvm::toString(header.takeError()));
@@ -68,9 +116,15 @@ llvm::Expected<File> microscale::safetensors::read(llvm::StringRef path) {
       const llvm::json::Object *meta = value.getAsObject();
       if (!meta)
         return fail("__metadata__ is not an object");
-      for (const auto &[metaKey, metaValue] : *meta)
-        if (auto text = metaValue.getAsString())
-          file.metadata[metaKey.str()] = text->str();
+      // The format maps strings to strings; dropping other values would
+      // lose them from the file mx-convert writes back.
+      for (const auto &[metaKey, metaValue] : *meta) {
+        auto text = metaValue.getAsString();
+        if (!text)
+          return fail("__metadata__ value '" + metaKey.str() +
+                      "' is not a string");
+        file.metadata[metaKey.str()] = text->str();
+      }
       continue;
     }
     const llvm::json::Object *entry = value.getAsObject();
@@ -89,43 +143,64 @@ llvm::Expected<File> microscale::safetensors::read(llvm::StringRef path) {
     if (!elementBytes)
       return fail("tensor '" + tensor.name + "' has unknown dtype '" +
                   tensor.dtype + "'");
-    int64_t count = 1;
+    // The byte count the dtype and shape need, overflow-checked: a shape
+    // such as [2^62] must not wrap around to match a small data range.
+    std::optional<int64_t> count = elementBytes;
+    bool empty = false;
     for (const llvm::json::Value &dim : *shape) {
       auto extent = dim.getAsInteger();
       if (!extent || *extent < 0)
         return fail("tensor '" + tensor.name + "' has a bad shape");
       tensor.shape.push_back(*extent);
-      count *= *extent;
+      empty |= *extent == 0;
+      if (count)
+        count = llvm::checkedMul(*count, *extent);
     }
+    if (empty)
+      count = 0;
     auto begin = (*offsets)[0].getAsInteger();
     auto end = (*offsets)[1].getAsInteger();
     if (!begin || !end || *begin < 0 || *end < *begin ||
         static_cast<uint64_t>(*end) > dataSize)
       return fail("tensor '" + tensor.name + "' has data_offsets outside the " +
                   llvm::Twine(dataSize) + " data bytes (truncated?)");
-    if (*end - *begin != count * elementBytes)
+    if (!count || *end - *begin != *count)
       return fail("tensor '" + tensor.name + "' has " +
-                  llvm::Twine(*end - *begin) + " bytes, but its dtype and shape "
-                  "need " + llvm::Twine(count * elementBytes));
+                  llvm::Twine(*end - *begin) +
+                  " bytes, but its dtype and shape need " +
+                  (count ? llvm::Twine(*count)
+                         : llvm::Twine("more than 2^63")));
     tensor.data = llvm::ArrayRef<uint8_t>(bytes + dataStart + *begin,
                                           *end - *begin);
     file.tensors.push_back(std::move(tensor));
   }
-  std::sort(file.tensors.begin(), file.tensors.end(),
-            [&](const Tensor &a, const Tensor &b) {
-              return a.data.data() < b.data.data();
-            });
+  // In data order, then no two tensors may share a byte: writing one back
+  // would change the other. (An empty tensor shares none.)
+  std::stable_sort(file.tensors.begin(), file.tensors.end(),
+                   [&](const Tensor &a, const Tensor &b) {
+                     return a.data.data() < b.data.data();
+                   });
+  const Tensor *previous = nullptr;
+  for (const Tensor &tensor : file.tensors) {
+    if (tensor.data.empty())
+      continue;
+    if (previous &&
+        tensor.data.data() < previous->data.data() + previous->data.size())
+      return fail("tensors '" + previous->name + "' and '" + tensor.name +
+                  "' overlap in the data (data_offsets)");
+    previous = &tensor;
+  }
   return std::move(file);
 }
 
-llvm::Error microscale::safetensors::write(const File &file,
-                                           llvm::StringRef path) {
+void microscale::safetensors::write(const File &file, llvm::raw_ostream &os) {
   llvm::json::Object header;
   uint64_t offset = 0;
   for (const Tensor &tensor : file.tensors) {
     llvm::json::Array shape;
     for (int64_t d : tensor.shape)
       shape.push_back(d);
+    // The sizes are of tensors in memory: their sum cannot wrap a uint64.
     header[tensor.name] = llvm::json::Object{
         {"dtype", tensor.dtype},
         {"shape", std::move(shape)},
@@ -144,31 +219,20 @@ llvm::Error microscale::safetensors::write(const File &file,
   while ((8 + headerText.size()) % 8)
     headerText.push_back(' ');
 
-  std::string temporary = (path + ".mx-convert-partial").str();
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream out(temporary, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return createStringError(ec, "cannot write '" + path + "': " +
-                                       ec.message());
-    uint64_t size = headerText.size();
-    for (int i = 0; i < 8; ++i)
-      out << static_cast<char>((size >> (8 * i)) & 0xFF);
-    out << headerText;
-    for (const Tensor &tensor : file.tensors)
-      out.write(reinterpret_cast<const char *>(tensor.data.data()),
-                tensor.data.size());
-    out.close();
-    if (out.has_error()) {
-      llvm::sys::fs::remove(temporary);
-      return createStringError(out.error(), "cannot write '" + path + "': " +
-                                                out.error().message());
-    }
-  }
-  if ((ec = llvm::sys::fs::rename(temporary, path))) {
-    llvm::sys::fs::remove(temporary);
-    return createStringError(ec, "cannot write '" + path + "': " +
-                                     ec.message());
-  }
-  return llvm::Error::success();
+  uint64_t size = headerText.size();
+  for (int i = 0; i < 8; ++i)
+    os << static_cast<char>((size >> (8 * i)) & 0xFF);
+  os << headerText;
+  for (const Tensor &tensor : file.tensors)
+    os.write(reinterpret_cast<const char *>(tensor.data.data()),
+             tensor.data.size());
+}
+
+llvm::Error microscale::safetensors::write(const File &file,
+                                           llvm::StringRef path) {
+  llvm::Expected<OutputFile> out = OutputFile::open(path);
+  if (!out)
+    return out.takeError();
+  write(file, out->os());
+  return out->commit();
 }

@@ -12,6 +12,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <map>
 #include <memory>
@@ -60,8 +61,17 @@ struct File {
 /// Reads and validates `path`.
 llvm::Expected<File> read(llvm::StringRef path);
 
-/// Writes `file` to `path` (through a temporary file renamed into place, so
-/// that a failure leaves nothing behind).
+/// Validates the bytes of `buffer` (`name` is for messages). The header must
+/// be a JSON object of at most 100 MB nesting at most 64 deep; every size is
+/// overflow-checked; tensors may not overlap; metadata values are strings.
+llvm::Expected<File> parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                           llvm::StringRef name);
+
+/// Serializes `file` to `os`.
+void write(const File &file, llvm::raw_ostream &os);
+
+/// Writes `file` to `path` as OutputFile does (never clobbering OUT or
+/// leaving a partial file behind).
 llvm::Error write(const File &file, llvm::StringRef path);
 
 } // namespace microscale::safetensors

@@ -6,10 +6,10 @@
 // byte, padding included.
 //
 //===----------------------------------------------------------------------===//
-#include "microscale/Conversion/GPU/Passes.h"
+#include "microscale/Conversion/NVVM/Passes.h"
 #include "microscale/Runtime/CPU/CompiledConversion.h"
 
-#include "microscale/Dialect/Microscale/Transforms/BlockConversion.h"
+#include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
 #include "microscale/Reference/Layout.h"
 
 #include "mlir/AsmParser/AsmParser.h"

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "JitTestSupport.h"
 
-#include "microscale/Conversion/GPU/Passes.h"
+#include "microscale/Conversion/NVVM/Passes.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "gtest/gtest.h"

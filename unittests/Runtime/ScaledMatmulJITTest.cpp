@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "JitTestSupport.h"
 
-#include "microscale/Dialect/Microscale/Transforms/TranscodeBlock.h"
+#include "microscale/Dialect/Microscale/Utils/TranscodeBlock.h"
 #include "microscale/Reference/Transcode.h"
 
 #include "mlir/AsmParser/AsmParser.h"

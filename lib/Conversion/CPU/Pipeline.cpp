@@ -1,7 +1,7 @@
 //===- Pipeline.cpp - microscale to LLVM for the host CPU -----------------===//
 #include "microscale/Conversion/CPU/Pipeline.h"
 
-#include "microscale/Dialect/Microscale/Transforms/Passes.h"
+#include "microscale/Conversion/CPU/Passes.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
@@ -31,9 +31,9 @@ mlir::microscale::getHostCPUPipelineOptions() {
 
 void mlir::microscale::buildMicroscaleCPUToLLVMPipeline(
     OpPassManager &pm, const CPUPipelineOptions &options) {
-  MicroscaleLowerStorageConversionsOptions lowering;
+  MicroscaleCPULowerStorageOptions lowering;
   lowering.gfni = options.gfni;
-  pm.addPass(createMicroscaleLowerStorageConversions(lowering));
+  pm.addPass(createMicroscaleCPULowerStorage(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // bf16 truncation as integer arithmetic (round to nearest even): x86

@@ -1,6 +1,7 @@
 //===- CompiledConversion.cpp - A layout conversion JIT-compiled ----------===//
 #include "microscale/Runtime/CPU/CompiledConversion.h"
-#include "microscale/Dialect/Microscale/Transforms/StorageConversion.h"
+#include "llvm/Support/MathExtras.h"
+#include "microscale/Dialect/Microscale/Utils/StorageConversion.h"
 
 #include "microscale/Conversion/CPU/Pipeline.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -15,6 +16,7 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <algorithm>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -62,8 +64,17 @@ CompiledConversion::compile(QTensorType from, QTensorType to, StoragePart part,
     return nullptr;
   }
 
+  // `transformer` is a function_ref: the callable it refers to must outlive
+  // ExecutionEngine::create, which calls it.
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, nullptr);
   ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(3, 0, nullptr);
+  options.transformer = optimize;
+  // The perf and GDB listeners write jitdump files under /tmp/.debug for every
+  // compile (and fail for the next user of that directory); a conversion
+  // kernel is not something to profile by symbol.
+  options.enablePerfNotificationListener = false;
+  options.enableGDBNotificationListener = false;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {
@@ -124,7 +135,7 @@ void CompiledConversion::runUnits(const uint8_t *source, uint8_t *dest,
     return;
   }
   std::vector<std::thread> workers;
-  const int64_t chunk = (count + threads - 1) / threads;
+  const int64_t chunk = llvm::divideCeil(count, threads);
   for (unsigned t = 0; t < threads; ++t) {
     int64_t begin = std::min<int64_t>(last, first + t * chunk);
     int64_t end = std::min<int64_t>(last, begin + chunk);

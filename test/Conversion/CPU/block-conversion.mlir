@@ -1,7 +1,15 @@
-// RUN: mx-opt %s --microscale-lower-storage-conversions --canonicalize --cse | FileCheck %s
-// RUN: mx-opt %s --microscale-lower-storage-conversions=vector-bytes=0 | FileCheck %s --check-prefix=UNITS
+// RUN: mx-opt %s --microscale-cpu-lower-storage --canonicalize --cse | FileCheck %s
+// RUN: mx-opt %s --microscale-cpu-lower-storage=vector-bytes=0 | FileCheck %s --check-prefix=UNITS
 // RUN: mx-opt %s --microscale-cpu-to-llvm | FileCheck %s --check-prefix=LLVM
-// RUN: mx-opt %s --microscale-lower-storage-conversions=gfni=true | FileCheck %s --check-prefix=GFNI
+// RUN: mx-opt %s --microscale-cpu-lower-storage=gfni=true | FileCheck %s --check-prefix=GFNI
+// The target-neutral pass takes the same route with only arith, vector,
+// memref and scf: no streaming stores, no fence, no x86 intrinsic.
+// RUN: mx-opt %s --microscale-lower-storage-conversions | FileCheck %s --check-prefix=NEUTRAL
+// NEUTRAL-NOT: llvm.
+// NEUTRAL-NOT: nontemporal
+// NEUTRAL: vector.shuffle
+// NEUTRAL-NOT: llvm.
+// NEUTRAL-NOT: nontemporal
 
 // Aligned and unpadded: the block route. Loops over bands and over the
 // blocks of a band; each block is 16 whole 64-byte vectors loaded from the

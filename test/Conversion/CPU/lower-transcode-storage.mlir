@@ -30,5 +30,5 @@ func.func @transcode_minimal(%v: memref<64xi8>, %s: memref<4xi8>, %ov: memref<96
 }
 
 // The NVIDIA path says it has no transcode rather than leaving it behind.
-// RUN: not mx-opt %s --microscale-convert-storage-to-gpu 2>&1 | FileCheck %s --check-prefix=GPU
-// GPU: error: 'microscale.transcode_storage' op has no NVIDIA lowering (the CPU one is microscale-lower-storage-conversions)
+// RUN: not mx-opt %s --microscale-nvvm-outline-conversions 2>&1 | FileCheck %s --check-prefix=GPU
+// GPU: error: 'microscale.transcode_storage' op has no NVIDIA lowering (the CPU one is microscale-cpu-lower-storage)

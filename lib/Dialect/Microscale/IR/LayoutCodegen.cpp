@@ -107,3 +107,39 @@ Value mlir::microscale::codegen::loadIfValid(
   Value code = loadElement(e.builder(), e.location(), index);
   return e.select(valid, code, e.i32(0));
 }
+
+// The inverse of Hopper's Step A for one word (docs/layouts.md section 3).
+// The layout's own emitters are derived from its reference map; the Hopper
+// dequantization kernel reads a word's elements with this.
+HopperWordElements mlir::microscale::codegen::emitHopperWordElements(
+    Emitter &e, int64_t mma, int64_t paddedM, int64_t paddedKB,
+    int64_t extentM, int64_t extentKB, Value unit) {
+  HopperWordElements word;
+  Value wordInRow = e.rem(unit, paddedKB);
+  Value rowLinear = e.div(unit, paddedKB);
+  Value row = e.rem(rowLinear, paddedM / 4);
+  word.batch = e.div(rowLinear, paddedM / 4);
+  for (int64_t slot = 0; slot < 4; ++slot) {
+    // Step A, inverted (docs: layouts.md section 3).
+    Value col = e.add(e.mul(wordInRow, 4), slot);
+    Value s0 = e.rem(e.div(col, 64), 2);
+    Value w0, kb;
+    if (mma == 3) {
+      w0 = e.rem(col, 2);
+      kb = e.add(e.add(e.mul(e.div(col, 128), 32),
+                       e.mul(e.rem(e.div(col, 4), 4), 8)),
+                 e.add(e.mul(e.rem(e.div(col, 2), 2), 4),
+                       e.rem(e.div(col, 16), 4)));
+    } else {
+      w0 = e.rem(e.div(col, 4), 2);
+      kb = e.add(e.add(e.mul(e.div(col, 128), 32),
+                       e.mul(e.rem(e.div(col, 8), 2), 16)),
+                 e.add(e.mul(e.rem(e.div(col, 16), 4), 4), e.rem(col, 4)));
+    }
+    word.m[slot] = e.add(e.add(e.mul(e.div(row, 4), 16), e.mul(w0, 8)),
+                         e.add(e.mul(e.rem(row, 4), 2), s0));
+    word.kb[slot] = kb;
+    word.valid[slot] = e.andI1(e.lt(word.m[slot], extentM), e.lt(kb, extentKB));
+  }
+  return word;
+}

@@ -13,7 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
-#include "microscale/Dialect/Microscale/Transforms/StorageConversion.h"
+#include "microscale/Dialect/Microscale/Utils/StorageConversion.h"
+#include "microscale/Dialect/Microscale/Transforms/StorageLowering.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

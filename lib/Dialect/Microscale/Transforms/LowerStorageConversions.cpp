@@ -1,8 +1,9 @@
 //===- LowerStorageConversions.cpp - convert_storage to parallel loops ----===//
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
-#include "microscale/Dialect/Microscale/Transforms/BlockConversion.h"
+#include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
 #include "microscale/Dialect/Microscale/Transforms/Passes.h"
-#include "microscale/Dialect/Microscale/Transforms/StorageConversion.h"
+#include "microscale/Dialect/Microscale/Utils/StorageConversion.h"
+#include "microscale/Dialect/Microscale/Transforms/StorageLowering.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -33,7 +34,8 @@ planFor(const StorageConversion &conversion, int64_t vectorBytes) {
   return plan;
 }
 
-static void lower(ConvertStorageOp op, int64_t vectorBytes, bool gfni) {
+static void lower(ConvertStorageOp op, int64_t vectorBytes,
+                  const BlockConversionTarget *target) {
   StorageConversion conversion(op);
   OpBuilder builder(op);
   Location loc = op.getLoc();
@@ -71,7 +73,7 @@ static void lower(ConvertStorageOp op, int64_t vectorBytes, bool gfni) {
   perUnit(begin, low);
   emitBlockConversion(builder, loc, *plan, source, dest,
                       arith::DivUIOp::create(builder, loc, low, perBand),
-                      arith::DivUIOp::create(builder, loc, high, perBand), gfni);
+                      arith::DivUIOp::create(builder, loc, high, perBand), target);
   perUnit(high, end);
   op.erase();
 }
@@ -180,6 +182,51 @@ static void lower(DequantizeStorageOp op) {
   op.erase();
 }
 
+LogicalResult
+mlir::microscale::lowerStorageOps(Operation *root,
+                                  const StorageLoweringOptions &options) {
+  SmallVector<ConvertStorageOp> ops;
+  SmallVector<DequantizeStorageOp> dequantizes;
+  SmallVector<QuantizeStorageOp> quantizes;
+  SmallVector<TranscodeStorageOp> transcodes;
+  SmallVector<ScaledMatmulStorageOp> matmuls;
+  SmallVector<MixedMatmulStorageOp> mixed;
+  root->walk([&](Operation *op) {
+    if (auto convert = dyn_cast<ConvertStorageOp>(op))
+      ops.push_back(convert);
+    else if (auto dequantize = dyn_cast<DequantizeStorageOp>(op))
+      dequantizes.push_back(dequantize);
+    else if (auto quantize = dyn_cast<QuantizeStorageOp>(op))
+      quantizes.push_back(quantize);
+    else if (auto transcode = dyn_cast<TranscodeStorageOp>(op))
+      transcodes.push_back(transcode);
+    else if (auto matmul = dyn_cast<ScaledMatmulStorageOp>(op))
+      matmuls.push_back(matmul);
+    else if (auto product = dyn_cast<MixedMatmulStorageOp>(op))
+      mixed.push_back(product);
+  });
+  for (QuantizeStorageOp op : quantizes)
+    lowerQuantizeStorage(op);
+  for (ConvertStorageOp op : ops)
+    lower(op, options.vectorBytes, options.target);
+  for (TranscodeStorageOp op : transcodes)
+    if (failed(lowerTranscodeStorage(op)))
+      return failure();
+  for (ScaledMatmulStorageOp op : matmuls)
+    if (failed(lowerScaledMatmulStorage(op)))
+      return failure();
+  for (MixedMatmulStorageOp op : mixed)
+    if (failed(lowerMixedMatmulStorage(op)))
+      return failure();
+  for (DequantizeStorageOp op : dequantizes) {
+    if (!op->getParentOfType<ModuleOp>())
+      return op.emitOpError()
+             << "needs an enclosing module for its decode tables";
+    lower(op);
+  }
+  return success();
+}
+
 namespace {
 struct LowerStorageConversionsPass
     : public mlir::microscale::impl::MicroscaleLowerStorageConversionsBase<
@@ -187,46 +234,10 @@ struct LowerStorageConversionsPass
   using MicroscaleLowerStorageConversionsBase::
       MicroscaleLowerStorageConversionsBase;
   void runOnOperation() override {
-    SmallVector<ConvertStorageOp> ops;
-    SmallVector<DequantizeStorageOp> dequantizes;
-    SmallVector<QuantizeStorageOp> quantizes;
-    SmallVector<TranscodeStorageOp> transcodes;
-    SmallVector<ScaledMatmulStorageOp> matmuls;
-    SmallVector<MixedMatmulStorageOp> mixed;
-    getOperation()->walk([&](Operation *op) {
-      if (auto convert = dyn_cast<ConvertStorageOp>(op))
-        ops.push_back(convert);
-      else if (auto dequantize = dyn_cast<DequantizeStorageOp>(op))
-        dequantizes.push_back(dequantize);
-      else if (auto quantize = dyn_cast<QuantizeStorageOp>(op))
-        quantizes.push_back(quantize);
-      else if (auto transcode = dyn_cast<TranscodeStorageOp>(op))
-        transcodes.push_back(transcode);
-      else if (auto matmul = dyn_cast<ScaledMatmulStorageOp>(op))
-        matmuls.push_back(matmul);
-      else if (auto product = dyn_cast<MixedMatmulStorageOp>(op))
-        mixed.push_back(product);
-    });
-    for (QuantizeStorageOp op : quantizes)
-      lowerQuantizeStorage(op);
-    for (ConvertStorageOp op : ops)
-      lower(op, vectorBytes, gfni);
-    for (TranscodeStorageOp op : transcodes)
-      if (failed(lowerTranscodeStorage(op)))
-        return signalPassFailure();
-    for (ScaledMatmulStorageOp op : matmuls)
-      if (failed(lowerScaledMatmulStorage(op)))
-        return signalPassFailure();
-    for (MixedMatmulStorageOp op : mixed)
-      if (failed(lowerMixedMatmulStorage(op)))
-        return signalPassFailure();
-    for (DequantizeStorageOp op : dequantizes) {
-      if (!op->getParentOfType<ModuleOp>()) {
-        op.emitOpError() << "needs an enclosing module for its decode tables";
-        return signalPassFailure();
-      }
-      lower(op);
-    }
+    StorageLoweringOptions options;
+    options.vectorBytes = vectorBytes;
+    if (failed(lowerStorageOps(getOperation(), options)))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -9,7 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
-#include "microscale/Dialect/Microscale/Transforms/StorageConversion.h"
+#include "microscale/Dialect/Microscale/Utils/StorageConversion.h"
+#include "microscale/Dialect/Microscale/Transforms/StorageLowering.h"
 #include "microscale/Reference/Transcode.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

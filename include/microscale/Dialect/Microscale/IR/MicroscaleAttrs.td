@@ -121,8 +121,7 @@ def Microscale_ExponentBumpAttr
 //===----------------------------------------------------------------------===//
 
 def Microscale_StridedAttr : Microscale_Attr<"Strided", "strided",
-    [DeclareAttrInterfaceMethods<Microscale_LayoutAttrInterface,
-                                 ["getStoreUnitBytes"]>]> {
+    [DeclareAttrInterfaceMethods<Microscale_LayoutAttrInterface>]> {
   let summary = "Packed strided storage (Triton's StridedLayout)";
   let description = [{
     Elements are packed along `major_dim` (two 4-bit codes per byte, even
@@ -165,7 +164,7 @@ def Microscale_HopperValueAttr
   let description = [{
     FP4 values tiled so that each thread's 32-bit loads hold its tensor-core
     operand fragment, with the bits of every 32-bit word interleaved so that
-    and/shl/shr/or plus one `mul.bf16x2` rebuild BF16 lanes (seed 000).
+    and/shl/shr/or plus one `mul.bf16x2` rebuild BF16 lanes (Triton's matmul_ogs on Hopper).
     `mx_axis` (-1 or -2) is the block axis of the tensor; `mma_version`
     (2: mma.sync, 3: wgmma) picks the tile permutation.
 
@@ -214,13 +213,19 @@ def Microscale_BlackwellValueAttr
 }
 
 def Microscale_BlackwellShuffledValueAttr
-    : Microscale_LayoutAttr<"BlackwellShuffledValue", "blackwell_shuffled_value"> {
+    : Microscale_LayoutAttr<"BlackwellShuffledValue", "blackwell_shuffled_value",
+                            ["emitLoadElement", "emitStoreUnit"]> {
   let summary = "Triton's BlackwellMX4ValueShuffledLayout: FP4 values in TMA tiles";
   let description = [{
     FP4 weights `[*L, K, N]` stored as contiguous `[E, K-tiles, N-tiles,
     block_n, block_k/2]` boxes, each one TMA load in the form the tcgen05
     kernel wants; K bytes padded to a multiple of lcm(128, block_k/2), N to
     block_n, padding zero. Holds element values only, blocked along dim -2.
+
+    Its IR emitters are written by hand, for one case: with a `block_k / 2`
+    that is not a power of two, a K byte's place in its box (`kb % (block_k
+    / 2)`) is not a move of index bits, so the emitters derived from the
+    reference map do not apply. Every other box size uses the derived ones.
 
     ```mlir
     #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>

@@ -2,6 +2,7 @@
 #ifndef MICROSCALE_DIALECT_MICROSCALE_IR_MICROSCALELAYOUTINTERFACE_H
 #define MICROSCALE_DIALECT_MICROSCALE_IR_MICROSCALELAYOUTINTERFACE_H
 
+#include "microscale/Dialect/Microscale/IR/DerivedLayoutCodegen.h"
 #include "microscale/Reference/Layout.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/Builders.h"

@@ -125,7 +125,7 @@ def Microscale_TranscodeOp : Microscale_Op<"transcode", [Pure]> {
   let summary = "Re-express a quantized tensor in another block format";
   let description = [{
     Changes the format without going through floats. Supported: NVFP4 B32
-    (`nvfp4_b32`) to MXFP6 E2M3 (`mxfp6_e2m3`), seed 002's on-chip
+    (`nvfp4_b32`) to MXFP6 E2M3 (`mxfp6_e2m3`), BitDance's on-chip
     transcode. Each E4M3 block scale 2^e (1 + m/8) splits into the E8M0
     scale 2^(e + bump) and the factor (1 + m/8) / 2^bump, which multiplies
     each E2M1 element before one rounding to E2M3. `exponent_bump` chooses
@@ -179,7 +179,7 @@ def Microscale_ScaledMatmulOp
     With a `variant`, every NVFP4 B32 operand is first transcoded to MXFP6
     E2M3 (exactly as `microscale.transcode` with that `variant` and
     `exponent_bump`), and its global scale multiplies the result: this is
-    what gfx950 runs natively (seed 002), as w4a6_tc (an NVFP4 B32 weight
+    what gfx950 runs natively (as in BitDance), as w4a6_tc (an NVFP4 B32 weight
     times MXFP6 activations) or w4a4_tc (both operands NVFP4 B32). Without
     a `variant`, operands are dequantized exactly.
 

@@ -53,10 +53,12 @@ def MicroscaleLowerStorageConversions
     planned from the layouts' reference maps and checked against them on
     sampled blocks. A `units` range maps to whole bands of blocks plus
     per-unit edges. `vector-bytes=0` turns this route off. Scales and FP8
-    take the same route, their bytes routed as pairs of nibbles. Where the
-    stores are whole aligned cache lines (or each block writes one aligned
-    range), they are non-temporal when the destination is aligned enough
-    (checked at run time), followed by one fence.
+    take the same route, their bytes routed as pairs of nibbles.
+
+    This pass is target-neutral: it emits only arith, vector, memref, scf
+    and math. The CPU target's `microscale-cpu-lower-storage` runs the same
+    lowering with what the host adds (streaming stores and their fence, x86
+    GFNI); that is the one the `microscale-cpu-to-llvm` pipeline runs.
 
     Every `microscale.dequantize_storage` becomes a parallel loop over the
     logical elements: the element and its scale are read through their
@@ -76,13 +78,8 @@ def MicroscaleLowerStorageConversions
     Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"64",
            "Vector register width, in bytes, of the block route for FP4 "
            "values, scales and FP8 (16, 32 or 64; 0 disables it)">,
-    Option<"gfni", "gfni", "bool", /*default=*/"false",
-           "The target has x86 GFNI (and AVX-512BW for 64-byte vectors): "
-           "apply word bit interleaves (Hopper's Step B) with vgf2p8affineqb "
-           "instead of shifts and masks">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
-                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",

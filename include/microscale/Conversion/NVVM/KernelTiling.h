@@ -1,0 +1,88 @@
+//===- KernelTiling.h - Explicit tilings of the NVIDIA kernels --*- C++ -*-===//
+//
+// Each NVIDIA kernel family plans its own tiling from the chip model and the
+// shape. Sweeps and tests may fix one instead: it travels on the op as the
+// discardable dictionary attribute `microscale.tiling` (written by
+// `microscale-nvvm-set-tiling`, or by hand), read and checked here, with
+// diagnostics at the op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MICROSCALE_CONVERSION_NVVM_KERNELTILING_H
+#define MICROSCALE_CONVERSION_NVVM_KERNELTILING_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+
+namespace mlir::microscale {
+
+/// The discardable attribute that carries an explicit tiling.
+inline constexpr llvm::StringLiteral kTilingAttrName = "microscale.tiling";
+
+/// How the threads of a per-unit kernel walk the destination's rows.
+enum class Traversal {
+  RowMajor,   // consecutive threads along a row
+  ColumnMajor // consecutive threads down the rows (whole conversions only)
+};
+
+/// Which rows consecutive tiles of the staged Hopper dequantization follow.
+enum class TileOrder { Output, Image };
+
+/// The tiling of a convert_storage kernel.
+struct ConversionTiling {
+  /// The staged (shared-memory tile) kernel where it applies.
+  bool staged = true;
+  /// Staged kernel: tiles a block converts one after the other, their loads
+  /// issued together (1, 2, 4 or 8).
+  int64_t tilesPerBlock = 1;
+  /// Per-unit kernel: threads per block, consecutive units per thread, and
+  /// how threads walk the rows.
+  int64_t blockSize = 256;
+  int64_t unitsPerThread = 4;
+  Traversal traversal = Traversal::RowMajor;
+};
+
+/// How dequantize_storage from the Hopper layouts is lowered.
+struct HopperDequantizeOptions {
+  /// Stage each block's tile in shared memory and store whole output rows
+  /// with 16-byte stores (true), or one thread per word storing its eight
+  /// bf16 values one by one (false).
+  bool staged = true;
+  /// Staged kernel only: tiles per block (a power of two; their loads are
+  /// issued together), and whether consecutive tiles follow the output's
+  /// rows (true) or the Hopper image's (false).
+  int64_t tilesPerBlock = 4;
+  bool outputOrder = true;
+  /// Per-word kernel only: threads per block, and whether consecutive
+  /// threads take consecutive image rows (column-major) or words.
+  int64_t blockSize = 256;
+  bool columnMajor = false;
+  /// Fold the 2^126 bias into the scale for words whose codes are <= 128.
+  bool foldScaleBias = true;
+};
+
+/// The tiling of the mixed_matmul kernel; 0 everywhere is chosen from the
+/// shape and the chip.
+struct MixedMatmulOptions {
+  int64_t splitK = 0;           // warps per block splitting K
+  int64_t unroll = 0;           // K chunks per software-pipeline stage
+  int64_t warpColumns = 0;      // weight columns per warp: 16 or 32
+  int64_t warpRows = 0;         // activation rows per warp: 8 to 64
+  int64_t columnWarps = 0;      // warps of a block side by side on columns
+  int64_t activationStages = 0; // 1: direct loads; 2-4: ring depth
+  int64_t weightStages = 0;     // 1: register prefetch; 2-8: ring depth
+  int64_t chunkK = 0;           // K per chunk: 64 or 128
+  int64_t maxRegisters = 0;     // nvvm.maxnreg (0: the backend chooses)
+};
+
+/// The explicit tiling on `op`, or the defaults where it has none; failure,
+/// with a diagnostic at `op`, for unknown keys, wrong types and values out of
+/// range.
+FailureOr<ConversionTiling> getConversionTiling(Operation *op);
+FailureOr<HopperDequantizeOptions> getDequantizeTiling(Operation *op);
+FailureOr<MixedMatmulOptions> getMatmulTiling(Operation *op);
+
+} // namespace mlir::microscale
+
+#endif

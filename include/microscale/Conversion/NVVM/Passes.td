@@ -1,0 +1,209 @@
+//===- Passes.td - microscale to GPU kernels ---------------*- tablegen -*-===//
+#ifndef MICROSCALE_CONVERSION_NVVM_PASSES_TD
+#define MICROSCALE_CONVERSION_NVVM_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+class NVVMOutlinePass<string name> : Pass<name, "::mlir::ModuleOp"> {
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "The NVIDIA chip the kernels are for (its limits and instructions "
+           "come from the chip model, Conversion/NVVM/Chip.h)">,
+  ];
+}
+
+def MicroscaleNVVMOutlineConversions
+    : NVVMOutlinePass<"microscale-nvvm-outline-conversions"> {
+  let summary = "Turn each convert_storage into one NVIDIA kernel and its "
+                "launch";
+  let description = [{
+    Outlines every `microscale.convert_storage` into its own `gpu.func`
+    kernel in the `gpu.module @microscale_kernels`, and replaces the op with
+    a `gpu.launch_func` of it. The module becomes a `gpu.container_module`.
+
+    FP4 values (and scales and FP8, seen as pairs of nibbles) between
+    layouts that place the nibbles of a block by a permutation of their
+    index bits (unpadded, 16-byte runs, whole conversions) are converted
+    through shared-memory tiles with 16-byte loads and stores (the staged
+    kernel, planned by the block route of `Utils/BlockConversion.h`). The
+    others take the per-unit kernel: each thread computes consecutive
+    destination store units (a byte, or a 4-byte Hopper word) directly from
+    their source elements. Either kernel reads only the source (`noalias`),
+    writes only the destination, and allocates nothing; unit indices are
+    64-bit, so tensors above 2^31 bytes are addressed correctly.
+
+    The tiling is chosen from the chip and the shape. An explicit one (for
+    sweeps and tests) travels as the op's `microscale.tiling` dictionary:
+    `staged` (bool), `tiles_per_block` (1, 2, 4 or 8), `block_size`,
+    `units_per_thread` (1-64) and `traversal` (`"row-major"` or
+    `"column-major"`); `microscale-nvvm-set-tiling` writes it.
+
+    A `transcode_storage` is reported: the NVIDIA target has no lowering for
+    it (the CPU's is `microscale-cpu-lower-storage`).
+  }];
+}
+
+def MicroscaleNVVMOutlineDequantize
+    : NVVMOutlinePass<"microscale-nvvm-outline-dequantize"> {
+  let summary = "Turn each dequantize_storage from the Hopper layouts into "
+                "one NVIDIA kernel and its launch";
+  let description = [{
+    Outlines every `microscale.dequantize_storage` of MXFP4 in
+    `#microscale.hopper_value<mma_version = 3>` with
+    `#microscale.hopper_scale` to bf16 into a kernel of
+    `@microscale_kernels` whose decode is inline PTX (and/shl/shr/or and
+    `mul.rn.bf16x2`, with the E8M0 scale built by `prmt.b32`; see
+    docs/hopper-dequant.md), and replaces it with its launch. Other
+    operands, and chips without bf16x2 arithmetic, are reported at the op.
+
+    By default each block of 256 threads decodes tiles of 64 x 64 values
+    into shared memory and writes whole output rows with 16-byte stores,
+    with the 2^126 bias folded into the scale for words whose scale codes
+    are <= 128. An explicit tiling travels as the op's `microscale.tiling`:
+    `staged` (bool), `tiles_per_block` (1, 2, 4 or 8), `tile_order`
+    (`"output"` or `"image"`), `fold_scale_bias` (bool), and for the
+    per-word kernel `block_size` and `traversal`.
+  }];
+}
+
+def MicroscaleNVVMOutlineMatmul
+    : NVVMOutlinePass<"microscale-nvvm-outline-matmul"> {
+  let summary = "Turn each mixed_matmul_storage (bf16 x MXFP4, dense or "
+                "ragged experts) into one mma.sync kernel and its launch";
+  let description = [{
+    Outlines every `microscale.mixed_matmul_storage` into an `mma.sync`
+    kernel of `@microscale_kernels` (the weight as the m16n8k16 A operand,
+    the activations as B, cp.async rings where the chip has them) and
+    replaces it with its launch. The tiling (split K, rows and columns per
+    warp, ring depths) is planned from the shape and the chip model: its SM
+    count (`sm-count` overrides the chip's planning default; the SM count is
+    a property of the part, not of the chip string) and its shared memory.
+
+    An explicit tiling travels as the op's `microscale.tiling`: `split_k`,
+    `unroll`, `chunk_k`, `warp_columns`, `warp_rows`, `column_warps`,
+    `activation_stages`, `weight_stages`, `max_registers` (0: chosen); a
+    tiling the kernel cannot take is reported at the op with what would
+    fit. A `scaled_matmul_storage` is reported: its NVIDIA lowering does not
+    exist yet.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "The NVIDIA chip the kernels are for (its limits and instructions "
+           "come from the chip model, Conversion/NVVM/Chip.h)">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
+           "SMs of the GPU the grid is planned for (0: the chip model's "
+           "default, e.g. 132 for sm_90a)">,
+  ];
+}
+
+def MicroscaleNVVMSetTiling
+    : Pass<"microscale-nvvm-set-tiling", "::mlir::ModuleOp"> {
+  let summary = "Attach an explicit kernel tiling to the buffer-level ops "
+                "(sweeps and tests)";
+  let description = [{
+    Writes the options that are given (and only those) into the
+    `microscale.tiling` dictionary of every `convert_storage`,
+    `dequantize_storage` and `mixed_matmul_storage` they apply to, for the
+    `microscale-nvvm-outline-*` passes to use instead of their own choice.
+    Not part of any production pipeline: the planners choose from the chip
+    and the shape. Values are checked where they are used, at the op.
+
+    ```
+    mx-opt --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=32},microscale-gpu-to-ptx)' mm.mlir
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Per-unit conversion and per-word dequantization kernels: threads "
+           "per block">,
+    Option<"unitsPerThread", "units-per-thread", "int64_t", /*default=*/"4",
+           "Per-unit conversion kernel: consecutive destination units per "
+           "thread (all loads first, then all stores)">,
+    Option<"traversal", "traversal", "::mlir::microscale::Traversal",
+           /*default=*/"::mlir::microscale::Traversal::RowMajor",
+           "Per-unit conversion and per-word dequantization kernels: how "
+           "threads walk the destination's rows",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::microscale::Traversal::RowMajor, "row-major",
+                        "consecutive threads along a row"),
+             clEnumValN(::mlir::microscale::Traversal::ColumnMajor,
+                        "column-major",
+                        "consecutive threads down the rows (whole "
+                        "conversions only)"))}]>,
+    Option<"stageConversions", "stage-conversions", "bool", /*default=*/"true",
+           "Conversions: the staged (shared-memory tile) kernel where it "
+           "applies (false: always the per-unit kernel)">,
+    Option<"conversionTilesPerBlock", "conversion-tiles-per-block", "int64_t",
+           /*default=*/"1",
+           "Staged conversions: tiles a block converts one after the other "
+           "(1, 2, 4 or 8)">,
+    Option<"matmulSplitK", "matmul-split-k", "int64_t", /*default=*/"0",
+           "mixed_matmul: warps per block that split K (a power of two "
+           "dividing the K chunks; 0: chosen)">,
+    Option<"matmulUnroll", "matmul-unroll", "int64_t", /*default=*/"0",
+           "mixed_matmul: K chunks per software-pipeline stage (0: 1)">,
+    Option<"matmulChunkK", "matmul-chunk-k", "int64_t", /*default=*/"0",
+           "mixed_matmul: K values per chunk, 64 or 128 (0: 128 where it "
+           "divides K, else 64)">,
+    Option<"matmulWarpColumns", "matmul-warp-columns", "int64_t",
+           /*default=*/"0",
+           "mixed_matmul: weight columns per warp, 16 or 32 (0: chosen)">,
+    Option<"matmulWarpRows", "matmul-warp-rows", "int64_t", /*default=*/"0",
+           "mixed_matmul: activation rows per warp, 8, 16, 32 or 64 (0: "
+           "chosen)">,
+    Option<"matmulColumnWarps", "matmul-column-warps", "int64_t",
+           /*default=*/"0",
+           "mixed_matmul: warps of a block side by side on columns (a power "
+           "of two up to 8; 0: chosen)">,
+    Option<"matmulActivationStages", "matmul-activation-stages", "int64_t",
+           /*default=*/"0",
+           "mixed_matmul: 1: activations from global memory; 2-4: a "
+           "shared-memory ring of that many K chunks (0: chosen)">,
+    Option<"matmulWeightStages", "matmul-weight-stages", "int64_t",
+           /*default=*/"0",
+           "mixed_matmul: 1: weights one chunk ahead in registers; 2-8: a "
+           "per-thread shared-memory ring of that depth (0: chosen)">,
+    Option<"matmulMaxRegisters", "matmul-max-registers", "int64_t",
+           /*default=*/"0",
+           "mixed_matmul: registers per thread (nvvm.maxnreg; 0: the "
+           "backend chooses)">,
+    Option<"foldScaleBias", "fold-scale-bias", "bool", /*default=*/"true",
+           "Hopper dequantization: fold the 2^126 bias into the scale where "
+           "the codes allow (false: the exact two-multiply path everywhere)">,
+    Option<"stageDequantize", "stage-dequantize", "bool", /*default=*/"true",
+           "Hopper dequantization: the staged kernel (false: one thread per "
+           "word)">,
+    Option<"dequantizeTilesPerBlock", "dequantize-tiles-per-block", "int64_t",
+           /*default=*/"4",
+           "Staged Hopper dequantization: tiles per block (1, 2, 4 or 8)">,
+    Option<"dequantizeTileOrder", "dequantize-tile-order",
+           "::mlir::microscale::TileOrder",
+           /*default=*/"::mlir::microscale::TileOrder::Output",
+           "Staged Hopper dequantization: which rows consecutive tiles follow",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::microscale::TileOrder::Output, "output",
+                        "the output's rows"),
+             clEnumValN(::mlir::microscale::TileOrder::Image, "image",
+                        "the Hopper image's rows"))}]>,
+  ];
+}
+
+def MicroscaleVerifyNVVMTarget
+    : Pass<"microscale-verify-nvvm-target", "::mlir::ModuleOp"> {
+  let summary = "Reject NVVM targets whose PTX version the chip cannot use";
+  let description = [{
+    The NVPTX backend aborts the process (no diagnostic) when a chip needs a
+    newer PTX version than the target's features give (sm_100a needs PTX 8.6,
+    sm_90a 7.8). This pass checks every `#nvvm.target` first and reports the
+    mismatch as an error at the gpu.module.
+  }];
+}
+
+#endif

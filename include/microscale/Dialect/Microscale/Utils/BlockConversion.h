@@ -1,0 +1,141 @@
+//===- BlockConversion.h - FP4 layout conversion in vector blocks -*- C++ -*-===//
+//
+// The host's fast path for convert_storage of packed FP4 values. Where both
+// layouts, on a block of the logical tensor, place each element's nibble at
+// an address whose bits are a permutation of the element's index bits (true
+// of every Triton value layout on aligned, unpadded shapes), a conversion is
+// a fixed routing of the block's nibbles through vector registers:
+//
+//   load the block's source runs into W-byte vectors,
+//   [undo the source's word interleave (Hopper's Step B)],
+//   swap the nibble-within-byte bit with a vector bit (shifts and masks),
+//   swap lane bits with vector bits, one two-input byte shuffle per vector
+//   and stage (vpermt2b with AVX-512 VBMI),
+//   [apply the destination's word interleave],
+//   store the vectors as the block's destination runs.
+//
+// The plan is computed at compile time from the layouts' reference maps
+// (`locateBeforeInterleave`), so it has no per-layout code: a new layout of
+// this kind is converted fast as soon as its reference is right. It is
+// verified against the reference on sampled blocks before use; shapes and
+// layouts it does not fit (padding, odd extents, 6- and 8-bit codes) keep
+// the generic per-unit loop.
+//
+// Blocks are grouped into bands: all blocks of one band write one contiguous
+// range of destination bytes, band b the range [b, b+1) * bandBytes, so a
+// range of destination store units (convert_storage's `units`) maps to whole
+// bands plus generic edges.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MICROSCALE_DIALECT_MICROSCALE_UTILS_BLOCKCONVERSION_H
+#define MICROSCALE_DIALECT_MICROSCALE_UTILS_BLOCKCONVERSION_H
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <array>
+#include <map>
+#include <cstdint>
+#include <optional>
+
+namespace microscale::ref {
+class Layout;
+} // namespace microscale::ref
+
+namespace mlir::microscale {
+
+struct BlockConversionPlan {
+  /// One vector register's worth of storage: `offsets` are the byte offsets
+  /// (relative to the block's base) of its runs of `runBytes` bytes, in lane
+  /// order.
+  struct Access {
+    int value;
+    llvm::SmallVector<int64_t> offsets;
+    int64_t runBytes;
+  };
+  /// One register operation. `Shuffle`: result0 = bytes of a and b picked
+  /// by `mask` (0..W-1 from a, W..2W-1 from b). `NibbleSwap`: result0 holds
+  /// the low nibbles of a (low) and b (high), result1 their high nibbles.
+  struct Step {
+    enum class Kind { Shuffle, NibbleSwap } kind;
+    int a, b, result0, result1;
+    llvm::SmallVector<int64_t> mask;
+    /// The routing stage (nibble swap or shuffle stage) it belongs to.
+    int stage = 0;
+  };
+
+  int64_t vectorBytes = 64;
+  /// Logical extent of one block in the last two dims.
+  int64_t blockRows = 0, blockCols = 0;
+  int64_t numBands = 0, blocksPerBand = 0, bandBytes = 0;
+  /// Band b is band b % bandsPerBatch of batch b / bandsPerBatch; block i of
+  /// it starts at byte batch * batchStride + band * bandStride +
+  /// i * innerStride, on either side.
+  int64_t bandsPerBatch = 0;
+  int64_t sourceBatchStride = 0, sourceBandStride = 0, sourceInnerStride = 0;
+  int64_t destBatchStride = 0, destBandStride = 0, destInnerStride = 0;
+
+  llvm::SmallVector<Access> loads;
+  /// Word bit maps (bit b of a 32-bit word moves to bit map[b]) applied to
+  /// every loaded vector and every vector before its store.
+  std::optional<std::array<int8_t, 32>> sourceWordMap, destWordMap;
+  llvm::SmallVector<Step> steps;
+  llvm::SmallVector<Access> stores;
+  int numValues = 0;
+  /// Where the stores may stream past the caches (non-temporal), the
+  /// alignment they need, or 0: 16 where each block's stores cover one
+  /// 16-byte aligned destination range, 64 where every store is whole
+  /// aligned cache lines.
+  int64_t streamingAlignment = 0;
+
+  int64_t getBlockBytes() const { return blockRows * blockCols / 2; }
+};
+
+/// The plan for converting the storage of `from` into that of `to` (the
+/// same logical FP4 tensor, or 8-bit tensor: then the plan's block and
+/// element bits are those of the tensor seen as nibbles, [..., R, 2C]) with
+/// `vectorBytes`-byte registers (16, 32 or 64), or std::nullopt where no
+/// block routing applies.
+std::optional<BlockConversionPlan>
+planBlockConversion(const ::microscale::ref::Layout &from,
+                    const ::microscale::ref::Layout &to,
+                    int64_t vectorBytes = 64);
+
+/// A word bit map (bit i moves to bit map[i]) as one mask of source bits
+/// per distance map[i] - i: applying it costs a mask, a shift and an or per
+/// entry.
+std::map<int, uint32_t> shiftMasks(const std::array<int8_t, 32> &map);
+
+/// What a target adds to the block route: instructions that the
+/// target-neutral dialects (arith, vector, memref, scf) do not have. The
+/// route is correct without any of them; a target that has them (the host
+/// CPU's, lib/Conversion/CPU) makes it faster.
+class BlockConversionTarget {
+public:
+  virtual ~BlockConversionTarget();
+  /// Moves bit i of every 32-bit word of the byte vector `bytes` to bit
+  /// map[i] with the target's own instructions; null to take the generic
+  /// shifts and masks.
+  virtual Value emitWordBitMap(OpBuilder &builder, Location loc, Value bytes,
+                               const std::array<int8_t, 32> &map) const {
+    return {};
+  }
+  /// Whether plans that allow it may store with non-temporal stores: the
+  /// target must then order them with `emitStreamingFence`.
+  virtual bool hasStreamingStores() const { return false; }
+  /// Makes the non-temporal stores emitted before it visible to whatever
+  /// the caller does next.
+  virtual void emitStreamingFence(OpBuilder &builder, Location loc) const {}
+};
+
+/// Emits loops over bands [bandBegin, bandEnd) that convert `source` into
+/// `dest` (1-D i8 memrefs) as `plan` says, with what `target` (may be null)
+/// adds.
+void emitBlockConversion(OpBuilder &builder, Location loc,
+                         const BlockConversionPlan &plan, Value source,
+                         Value dest, Value bandBegin, Value bandEnd,
+                         const BlockConversionTarget *target = nullptr);
+
+} // namespace mlir::microscale
+
+#endif

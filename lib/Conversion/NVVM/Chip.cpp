@@ -1,0 +1,73 @@
+//===- Chip.cpp - The NVIDIA chips the kernels know -----------------------===//
+#include "microscale/Conversion/NVVM/Chip.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+using namespace mlir::microscale::nvvm;
+
+namespace {
+/// Figures from NVIDIA's CUDA programming guide (compute capabilities table)
+/// and the PTX ISA release notes; SM counts are those of the part most
+/// deployed for each chip (A100, RTX 3090, RTX 4090, H100 SXM / H200, B200,
+/// RTX 5090).
+NVIDIAChip makeChip(llvm::StringRef name, unsigned cc, unsigned ptx,
+                    int64_t sms, int64_t threadsPerSM, int64_t maxShared,
+                    int64_t sharedPerSM) {
+  NVIDIAChip chip;
+  chip.name = name;
+  chip.computeCapability = cc;
+  chip.minimumPTXVersion = ptx;
+  chip.defaultSMCount = sms;
+  chip.maxThreadsPerSM = threadsPerSM;
+  chip.maxSharedMemoryPerBlock = maxShared;
+  chip.sharedMemoryPerSM = sharedPerSM;
+  chip.hasCpAsync = cc >= 80;
+  chip.hasBF16x2Arithmetic = cc >= 90;
+  chip.hasTMA = cc >= 90;
+  return chip;
+}
+
+const llvm::SmallVector<NVIDIAChip> &chips() {
+  static const llvm::SmallVector<NVIDIAChip> table = [] {
+    constexpr int64_t KiB = 1024;
+    llvm::SmallVector<NVIDIAChip> t;
+    t.push_back(makeChip("sm_80", 80, 70, 108, 2048, 163 * KiB, 164 * KiB));
+    t.push_back(makeChip("sm_86", 86, 71, 82, 1536, 99 * KiB, 100 * KiB));
+    t.push_back(makeChip("sm_89", 89, 78, 128, 1536, 99 * KiB, 100 * KiB));
+    t.push_back(makeChip("sm_90", 90, 78, 132, 2048, 227 * KiB, 228 * KiB));
+    NVIDIAChip hopper =
+        makeChip("sm_90a", 90, 78, 132, 2048, 227 * KiB, 228 * KiB);
+    hopper.hasWGMMA = true;
+    t.push_back(hopper);
+    NVIDIAChip blackwell =
+        makeChip("sm_100a", 100, 86, 148, 2048, 227 * KiB, 228 * KiB);
+    blackwell.hasTcgen05 = true;
+    blackwell.hasNativeFP4Conversion = true;
+    t.push_back(blackwell);
+    NVIDIAChip consumer =
+        makeChip("sm_120a", 120, 87, 170, 1536, 99 * KiB, 100 * KiB);
+    consumer.hasNativeFP4Conversion = true;
+    consumer.hasBlockScaledMmaSync = true;
+    t.push_back(consumer);
+    return t;
+  }();
+  return table;
+}
+} // namespace
+
+std::optional<NVIDIAChip> NVIDIAChip::lookup(llvm::StringRef chip) {
+  for (const NVIDIAChip &known : chips())
+    if (known.name == chip)
+      return known;
+  return std::nullopt;
+}
+
+std::string NVIDIAChip::knownChips() {
+  std::string list;
+  for (const NVIDIAChip &known : chips()) {
+    if (!list.empty())
+      list += ", ";
+    list += known.name.str();
+  }
+  return list;
+}

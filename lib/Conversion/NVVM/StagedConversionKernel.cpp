@@ -1,0 +1,757 @@
+//===- StagedConversionKernel.cpp - Conversions through shared tiles -----===//
+//
+// The GPU form of the block route (BlockConversion.h): where both layouts
+// place each nibble of a block of the logical tensor at an address whose
+// bits are a permutation of the element's index bits, one thread block
+// converts one such block (a tile of 2^n nibbles, n = 11..14) in three
+// phases:
+//
+//  1. copy the tile's source runs into shared memory A with 16-byte loads
+//     (A holds the tile in the source's own address order, compacted);
+//  2. each thread reads 8 words of A, routes their 64 nibbles in registers
+//     into 8 words of the destination (a nibble swap by shifts and masks,
+//     then byte permutes, `prmt.b32`; Hopper's Step B bit interleave undone
+//     or applied on whole words), and writes them to shared memory B (the
+//     tile in the destination's address order);
+//  3. copy B to the destination runs with 16-byte stores.
+//
+// A thread's 8 words are the 64 nibbles whose element index varies in 6
+// bits U: the 3 bits that select a nibble within a source word, the 3 that
+// select it within a destination word, and more bits to make 6. The other
+// n - 6 bits come from the thread index. Which of them the 32 lanes of a
+// warp vary decides the shared-memory bank conflicts of phase 2; the plan
+// picks U and the lane bits that minimize them on A and B together.
+//
+// The block shape, the order of blocks (bands), the strides and the word
+// interleaves come from planBlockConversion, which checks them against the
+// reference on sampled blocks; the kernel covers whole conversions of
+// unpadded tensors with 16-byte runs on both sides, and the generic
+// per-unit kernel does the rest.
+//
+//===----------------------------------------------------------------------===//
+#include "microscale/Conversion/NVVM/Passes.h"
+
+#include "microscale/Conversion/GPUCommon/KernelFunction.h"
+
+#include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
+#include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
+#include "microscale/Dialect/Microscale/Utils/StorageConversion.h"
+#include "microscale/Reference/BlockBits.h"
+#include "microscale/Reference/Layout.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::microscale;
+using namespace mlir::microscale::codegen;
+
+namespace {
+/// Nibble bits held by one thread: 3 within a word, 3 for its 8 registers.
+constexpr int kHeldBits = 6;
+constexpr int kWordsPerThread = 8;
+/// Tiles of fewer threads share a block, up to this many threads.
+constexpr int64_t kMinBlockThreads = 128;
+
+
+SmallVector<int> sortedPositions(ArrayRef<int> bits) {
+  SmallVector<int> sorted(bits.begin(), bits.end());
+  llvm::sort(sorted);
+  return sorted;
+}
+
+SmallVector<int> ranks(ArrayRef<int> bits) {
+  SmallVector<int> sorted = sortedPositions(bits), rank;
+  for (int b : bits)
+    rank.push_back(llvm::find(sorted, b) - sorted.begin());
+  return rank;
+}
+
+/// An XOR swizzle of a shared buffer's word addresses: bit `from` (>= 5)
+/// of the address is XORed into bit `to` (2..4), so that lanes that differ
+/// only in high bits reach different banks. Bits 0 and 1 stay: the 16-byte
+/// accesses of phases 1 and 3 stay whole, and aligned 128-byte rows are
+/// only permuted by chunks.
+using Swizzle = SmallVector<std::pair<int, int>, 3>;
+
+int64_t applySwizzle(const Swizzle &swizzle, int64_t word) {
+  for (auto [from, to] : swizzle)
+    word ^= ((word >> from) & 1) << to;
+  return word;
+}
+
+/// The swizzle for a warp access whose lanes set word address bits
+/// `laneBits` (one per lane bit): each lane bit at or above 5 goes to a
+/// bank bit among 2..4 that no lane sets directly.
+Swizzle makeSwizzle(ArrayRef<int> laneBits) {
+  SmallVector<int> free;
+  for (int t : {2, 3, 4})
+    if (!llvm::is_contained(laneBits, t))
+      free.push_back(t);
+  Swizzle swizzle;
+  for (int bit : laneBits)
+    if (bit >= 5 && swizzle.size() < free.size())
+      swizzle.push_back({bit, free[swizzle.size()]});
+  return swizzle;
+}
+
+/// The worst number of distinct words that one bank serves when the 32
+/// lanes of a warp access word sum_i bit(lane, i) << wordBits[i], swizzled.
+int bankConflicts(ArrayRef<int> wordBits, const Swizzle &swizzle) {
+  std::map<int64_t, std::set<int64_t>> banks;
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    int64_t word = 0;
+    for (int i = 0; i < 5; ++i)
+      if ((lane >> i) & 1)
+        word |= int64_t(1) << wordBits[i];
+    word = applySwizzle(swizzle, word);
+    banks[word % 32].insert(word);
+  }
+  int worst = 0;
+  for (auto &[bank, words] : banks)
+    worst = std::max<int>(worst, words.size());
+  return worst;
+}
+
+struct TilePlan {
+  BlockConversionPlan geometry;
+  /// Tile bits (log2 of its nibbles).
+  int n = 0;
+  /// Per element bit: its bit in the compacted tile address (nibbles) of A
+  /// (source order) and B (destination order).
+  SmallVector<int> sourceRank, destRank;
+  /// Compacted address bit k -> nibble-address bit from the block's base.
+  SmallVector<int> sourcePositions, destPositions;
+  /// Thread index bit i -> element bit (the first 5 are the lanes).
+  SmallVector<int> threadBits;
+  /// Register nibble position p (0: nibble in byte, 1-2: byte in word, 3-5:
+  /// register) -> element bit, as loaded from A and as stored to B.
+  std::array<int, kHeldBits> sourceState, targetState;
+  /// The word-address swizzles of A and B.
+  Swizzle swizzleA, swizzleB;
+
+  int64_t getThreads() const { return int64_t(1) << (n - kHeldBits); }
+  int64_t getTileBytes() const { return int64_t(1) << (n - 1); }
+};
+
+std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
+                                  const ::microscale::ref::Layout &to) {
+  std::optional<BlockConversionPlan> geometry =
+      planBlockConversion(from, to, /*vectorBytes=*/64);
+  if (!geometry)
+    return std::nullopt;
+  auto sourceBits =
+      ::microscale::ref::getBlockAddressBits(from, geometry->blockRows,
+                                             geometry->blockCols);
+  auto destBits =
+      ::microscale::ref::getBlockAddressBits(to, geometry->blockRows,
+                                             geometry->blockCols);
+  if (!sourceBits || !destBits)
+    return std::nullopt;
+  // Blocks too small for a warp of threads: take 2, 4, ... neighbouring
+  // blocks of a band as one tile, where the blocks of a band lie a power of
+  // two apart on both sides (their index bits are then address bits too).
+  while (static_cast<int>(sourceBits->size()) < kHeldBits + 5 &&
+         geometry->blocksPerBand % 2 == 0 &&
+         llvm::isPowerOf2_64(geometry->sourceInnerStride) &&
+         llvm::isPowerOf2_64(geometry->destInnerStride)) {
+    int sourceBit = llvm::Log2_64(geometry->sourceInnerStride) + 1;
+    int destBit = llvm::Log2_64(geometry->destInnerStride) + 1;
+    if (llvm::is_contained(*sourceBits, sourceBit) ||
+        llvm::is_contained(*destBits, destBit))
+      break;
+    sourceBits->push_back(sourceBit);
+    destBits->push_back(destBit);
+    geometry->blocksPerBand /= 2;
+    geometry->sourceInnerStride *= 2;
+    geometry->destInnerStride *= 2;
+  }
+  TilePlan plan;
+  plan.geometry = *geometry;
+  plan.n = sourceBits->size();
+  // At least a warp of threads; at most 8 KiB per tile and shared buffer.
+  if (plan.n < kHeldBits + 5 || plan.n > 14)
+    return std::nullopt;
+  plan.sourcePositions = sortedPositions(*sourceBits);
+  plan.destPositions = sortedPositions(*destBits);
+  // 16-byte runs (32 nibbles) on both sides, 16-byte aligned blocks.
+  for (int k = 0; k < 5; ++k)
+    if (plan.sourcePositions[k] != k || plan.destPositions[k] != k)
+      return std::nullopt;
+  for (int64_t stride :
+       {geometry->sourceBatchStride, geometry->sourceBandStride,
+        geometry->sourceInnerStride, geometry->destBatchStride,
+        geometry->destBandStride, geometry->destInnerStride})
+    if (stride % 16)
+      return std::nullopt;
+  plan.sourceRank = ranks(*sourceBits);
+  plan.destRank = ranks(*destBits);
+
+  // U: the bits of the source and destination words, plus the choice of
+  // the rest that (with the choice of lanes) gives the fewest conflicts.
+  const int n = plan.n;
+  llvm::SmallSetVector<int, 8> wordBits;
+  for (int j = 0; j < n; ++j)
+    if (plan.sourceRank[j] < 3)
+      wordBits.insert(j);
+  for (int j = 0; j < n; ++j)
+    if (plan.destRank[j] < 3)
+      wordBits.insert(j);
+  SmallVector<int> others;
+  for (int j = 0; j < n; ++j)
+    if (!wordBits.contains(j))
+      others.push_back(j);
+  const int extra = kHeldBits - wordBits.size();
+  int bestCost = INT_MAX;
+  SmallVector<int> bestHeld, bestLanes;
+  // Subsets of `others` of size `extra`, then 5 lanes from the remaining
+  // bits: both small (at most C(11, 3) x C(8, 5)).
+  auto forSubsets = [](ArrayRef<int> set, int size, auto fn) {
+    const int m = set.size();
+    for (uint32_t mask = 0; mask < (1u << m); ++mask) {
+      if (llvm::popcount(mask) != size)
+        continue;
+      SmallVector<int> in, out;
+      for (int i = 0; i < m; ++i)
+        ((mask >> i) & 1 ? in : out).push_back(set[i]);
+      fn(in, out);
+    }
+  };
+  forSubsets(others, extra, [&](ArrayRef<int> held, ArrayRef<int> rest) {
+    forSubsets(rest, 5, [&](ArrayRef<int> lanes, ArrayRef<int>) {
+      SmallVector<int> a, b;
+      for (int j : lanes) {
+        a.push_back(plan.sourceRank[j] - 3);
+        b.push_back(plan.destRank[j] - 3);
+      }
+      Swizzle swizzleA = makeSwizzle(a), swizzleB = makeSwizzle(b);
+      int cost = bankConflicts(a, swizzleA) + bankConflicts(b, swizzleB);
+      if (cost < bestCost) {
+        bestCost = cost;
+        bestHeld.assign(held.begin(), held.end());
+        bestLanes.assign(lanes.begin(), lanes.end());
+        plan.swizzleA = swizzleA;
+        plan.swizzleB = swizzleB;
+      }
+    });
+  });
+  if (bestCost == INT_MAX)
+    return std::nullopt;
+  SmallVector<int> held(wordBits.begin(), wordBits.end());
+  held.append(bestHeld);
+  plan.threadBits = bestLanes;
+  for (int j = 0; j < n; ++j)
+    if (!llvm::is_contained(held, j) && !llvm::is_contained(bestLanes, j))
+      plan.threadBits.push_back(j);
+  // Register states: the word's bits in address order, then the rest of U
+  // in address order.
+  auto state = [&](ArrayRef<int> rank) {
+    SmallVector<int> order(held);
+    llvm::sort(order, [&](int x, int y) { return rank[x] < rank[y]; });
+    std::array<int, kHeldBits> s;
+    llvm::copy(order, s.begin());
+    return s;
+  };
+  plan.sourceState = state(plan.sourceRank);
+  plan.targetState = state(plan.destRank);
+  // The word bits must come first in their own order.
+  for (int p = 0; p < 3; ++p)
+    if (plan.sourceRank[plan.sourceState[p]] != p ||
+        plan.destRank[plan.targetState[p]] != p)
+      return std::nullopt;
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+class TileEmitter {
+public:
+  TileEmitter(OpBuilder &builder, Location loc, const TilePlan &plan)
+      : b(builder), loc(loc), e(builder, loc), plan(plan) {}
+
+  /// sum_i bit(x, from_i) << to_i for (from_i, to_i) in `moves` (index).
+  Value scatter(Value x, ArrayRef<std::pair<int, int>> moves) {
+    Value result = e.index(0);
+    for (auto [from, to] : moves) {
+      Value bit = arith::AndIOp::create(b, loc, x, e.index(int64_t(1) << from));
+      if (to > from)
+        bit = arith::ShLIOp::create(b, loc, bit, e.index(to - from));
+      else if (to < from)
+        bit = arith::ShRUIOp::create(b, loc, bit, e.index(from - to));
+      result = arith::OrIOp::create(b, loc, result, bit);
+    }
+    return result;
+  }
+
+  /// Byte offset from the block's base of 16-byte chunk `chunk` of a
+  /// compacted tile whose address bit k (nibbles) is `positions[k]`.
+  Value chunkOffset(Value chunk, ArrayRef<int> positions) {
+    SmallVector<std::pair<int, int>> moves;
+    for (int k = 5; k < plan.n; ++k)
+      moves.push_back({k - 5, positions[k] - 1});
+    return scatter(chunk, moves);
+  }
+
+  /// The swizzled word address (index) of `word`.
+  Value swizzle(Value word, const Swizzle &swizzle) {
+    for (auto [from, to] : swizzle) {
+      Value bit = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, word, e.index(from)),
+          e.index(1));
+      word = arith::XOrIOp::create(
+          b, loc, word, arith::ShLIOp::create(b, loc, bit, e.index(to)));
+    }
+    return word;
+  }
+
+  Value prmt(Value x, Value y, uint32_t selector) {
+    if (onHost) {
+      // The same byte select in integer operations (selector nibbles 0-7:
+      // bytes of x then y).
+      Value result = e.i32(0);
+      for (int k = 0; k < 4; ++k) {
+        unsigned pick = (selector >> (4 * k)) & 7;
+        Value byte = e.band(e.shr(pick < 4 ? x : y, 8 * (pick % 4)), 0xFF);
+        result = e.bor(result, e.shl(byte, 8 * k));
+      }
+      return result;
+    }
+    std::string text =
+        "prmt.b32 $0, $1, $2, 0x" + llvm::utohexstr(selector) + ";";
+    return LLVM::InlineAsmOp::create(
+               b, loc, b.getI32Type(), ValueRange{x, y}, text, "=r,r,r",
+               /*has_side_effects=*/false, /*is_align_stack=*/false,
+               LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(b.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               ArrayAttr())
+        .getResult(0);
+  }
+
+  Value shift(Value x, int distance) {
+    if (distance > 0)
+      return e.shl(x, distance);
+    if (distance < 0)
+      return e.shr(x, -distance);
+    return x;
+  }
+
+  /// Bit i of x moves to bit map[i]: a mask, a shift and an or per
+  /// distance (shiftMasks).
+  Value permuteBits(Value x, const std::array<int8_t, 32> &map) {
+    Value result;
+    for (auto [distance, mask] : shiftMasks(map)) {
+      Value part = shift(arith::AndIOp::create(
+                             b, loc, x,
+                             e.i32(static_cast<int32_t>(mask))),
+                         distance);
+      result = result ? e.bor(result, part) : part;
+    }
+    return result;
+  }
+
+  /// Emits the kernel body. A block converts `groups` x `sequence` tiles:
+  /// `groups` side by side (each on its own threads), `sequence` one after
+  /// the other, all loads first. Tile (block * sequence + s) * groups + g
+  /// uses shared buffers s * groups + g of `a` and `bBuffer`. `barrier`
+  /// separates the three phases.
+  void run(Value source, Value dest, Value a, Value bBuffer, int64_t groups,
+           int64_t sequence, Value block, Value blockThread,
+           function_ref<void()> barrier) {
+    emitPhase(1, source, dest, a, bBuffer, groups, sequence, block, blockThread);
+    barrier();
+    emitPhase(2, source, dest, a, bBuffer, groups, sequence, block, blockThread);
+    barrier();
+    emitPhase(3, source, dest, a, bBuffer, groups, sequence, block, blockThread);
+  }
+
+  /// One of the three phases for thread `blockThread` of block `block`.
+  void emitPhase(int phase, Value source, Value dest, Value a, Value bBuffer,
+                 int64_t groups, int64_t sequence, Value block,
+                 Value blockThread) {
+    const BlockConversionPlan &g = plan.geometry;
+    const int64_t threads = plan.getThreads();
+    const int64_t chunks = plan.getTileBytes() / 16;
+    const int64_t tileWords = plan.getTileBytes() / 4;
+    Type i32 = b.getI32Type();
+    auto bytes16 = VectorType::get({16}, b.getI8Type());
+    auto words4 = VectorType::get({4}, i32);
+    Value thread = e.rem(blockThread, threads);
+    Value group = e.div(blockThread, threads);
+
+    struct Tile {
+      Value sourceBase, destBase, buffer; // buffer: word offset in a and b
+    };
+    SmallVector<Tile> tiles;
+    for (int64_t s = 0; s < sequence; ++s) {
+      Value tile = e.add(e.mul(e.add(e.mul(block, sequence), s), groups), group);
+      Value band = e.div(tile, g.blocksPerBand);
+      Value inner = e.rem(tile, g.blocksPerBand);
+      Value batch = e.div(band, g.bandsPerBatch);
+      Value bandInBatch = e.rem(band, g.bandsPerBatch);
+      auto base = [&](int64_t batchStride, int64_t bandStride,
+                      int64_t innerStride) {
+        return e.add(e.add(e.mul(batch, batchStride),
+                           e.mul(bandInBatch, bandStride)),
+                     e.mul(inner, innerStride));
+      };
+      tiles.push_back(
+          {base(g.sourceBatchStride, g.sourceBandStride, g.sourceInnerStride),
+           base(g.destBatchStride, g.destBandStride, g.destInnerStride),
+           e.mul(e.add(group, s * groups), tileWords)});
+    }
+
+    if (phase == 1) {
+      // The source runs into A, 16 bytes per thread and step, every tile's
+      // loads before any store to shared memory.
+      SmallVector<std::pair<Value, Value>> loaded; // (vector, A word index)
+      for (const Tile &t : tiles)
+        for (int64_t step = 0; step < chunks / threads; ++step) {
+          Value chunk = e.add(thread, step * threads);
+          Value offset =
+              e.add(t.sourceBase, chunkOffset(chunk, plan.sourcePositions));
+          Value v = vector::LoadOp::create(b, loc, bytes16, source,
+                                           ValueRange{offset}, false,
+                                           llvm::MaybeAlign(16));
+          loaded.push_back(
+              {v, e.add(t.buffer, swizzle(e.mul(chunk, 4), plan.swizzleA))});
+        }
+      for (auto [v, index] : loaded)
+        vector::StoreOp::create(b, loc,
+                                vector::BitCastOp::create(b, loc, words4, v),
+                                a, ValueRange{index}, false,
+                                llvm::MaybeAlign(16));
+      return;
+    }
+
+    if (phase == 3) {
+      // B to the destination runs, 16 bytes per thread and step.
+      for (const Tile &t : tiles)
+        for (int64_t step = 0; step < chunks / threads; ++step) {
+          Value chunk = e.add(thread, step * threads);
+          Value v = vector::LoadOp::create(
+              b, loc, words4, bBuffer,
+              ValueRange{e.add(t.buffer,
+                               swizzle(e.mul(chunk, 4), plan.swizzleB))},
+              false, llvm::MaybeAlign(16));
+          Value offset =
+              e.add(t.destBase, chunkOffset(chunk, plan.destPositions));
+          vector::StoreOp::create(b, loc,
+                                  vector::BitCastOp::create(b, loc, bytes16, v),
+                                  dest, ValueRange{offset}, false,
+                                  llvm::MaybeAlign(16));
+        }
+      return;
+    }
+
+    // Phase 2: per tile, 8 words of A through the registers into 8 words
+    // of B.
+    auto threadMoves = [&](ArrayRef<int> rank) {
+      SmallVector<std::pair<int, int>> moves;
+      for (auto [i, j] : llvm::enumerate(plan.threadBits))
+        moves.push_back({static_cast<int>(i), rank[j] - 3});
+      return moves;
+    };
+    auto registerOffset = [&](ArrayRef<int> rank,
+                              const std::array<int, kHeldBits> &state,
+                              int64_t r) {
+      int64_t offset = 0;
+      for (int k = 0; k < 3; ++k)
+        if ((r >> k) & 1)
+          offset |= int64_t(1) << (rank[state[3 + k]] - 3);
+      return offset;
+    };
+    // Swizzled, the register's address is the thread's XOR the register's
+    // (both swizzles are linear and the bits are disjoint).
+    Value threadA =
+        swizzle(scatter(thread, threadMoves(plan.sourceRank)), plan.swizzleA);
+    Value threadB =
+        swizzle(scatter(thread, threadMoves(plan.destRank)), plan.swizzleB);
+    auto address = [&](Value buffer, Value threadPart, int64_t registerPart,
+                       const Swizzle &swizzle) {
+      Value local = arith::XOrIOp::create(
+          b, loc, threadPart, e.index(applySwizzle(swizzle, registerPart)));
+      return e.add(buffer, local);
+    };
+    for (const Tile &t : tiles) {
+      SmallVector<Value> regs;
+      for (int64_t r = 0; r < kWordsPerThread; ++r)
+        regs.push_back(memref::LoadOp::create(
+            b, loc, a,
+            ValueRange{address(t.buffer, threadA,
+                               registerOffset(plan.sourceRank,
+                                              plan.sourceState, r),
+                               plan.swizzleA)}));
+      if (g.sourceWordMap)
+        for (Value &reg : regs)
+          reg = permuteBits(reg, *g.sourceWordMap);
+      std::array<int, kHeldBits> state = plan.sourceState;
+      route(regs, state);
+      if (g.destWordMap)
+        for (Value &reg : regs)
+          reg = permuteBits(reg, *g.destWordMap);
+      for (int64_t r = 0; r < kWordsPerThread; ++r)
+        memref::StoreOp::create(
+            b, loc, regs[r], bBuffer,
+            ValueRange{address(t.buffer, threadB,
+                               registerOffset(plan.destRank, plan.targetState,
+                                              r),
+                               plan.swizzleB)});
+    }
+  }
+
+  /// Byte permutes as integer operations instead of PTX (the host
+  /// emulation of the kernel).
+  bool onHost = false;
+
+private:
+  /// Routes the registers from `state` to plan.targetState: first the
+  /// nibble bit, then the bytes.
+  void route(SmallVector<Value> &regs, std::array<int, kHeldBits> &state) {
+    const std::array<int, kHeldBits> &target = plan.targetState;
+    if (state[0] != target[0]) {
+      int p = llvm::find(state, target[0]) - state.begin();
+      if (p < 3) {
+        // Within each word: nibble slot i takes slot i with bits 0 and p
+        // exchanged.
+        std::array<int8_t, 32> map;
+        for (int slot = 0; slot < 8; ++slot) {
+          int low = slot & 1, high = (slot >> p) & 1;
+          int to = (slot & ~1 & ~(1 << p)) | high | (low << p);
+          for (int bit = 0; bit < 4; ++bit)
+            map[4 * slot + bit] = static_cast<int8_t>(4 * to + bit);
+        }
+        for (Value &reg : regs)
+          reg = permuteBits(reg, map);
+      } else {
+        // Between the registers that differ in register bit p - 3: the low
+        // nibbles of both, then the high nibbles of both.
+        const int bit = 1 << (p - 3);
+        for (int r = 0; r < kWordsPerThread; ++r) {
+          if (r & bit)
+            continue;
+          Value x = regs[r], y = regs[r | bit];
+          regs[r] = e.bor(e.band(x, 0x0F0F0F0F), e.shl(e.band(y, 0x0F0F0F0F), 4));
+          regs[r | bit] = e.bor(e.band(e.shr(x, 4), 0x0F0F0F0F),
+                                arith::AndIOp::create(
+                                    b, loc, y,
+                                    e.i32(static_cast<int32_t>(0xF0F0F0F0))));
+        }
+      }
+      state[p] = state[0];
+      state[0] = target[0];
+    }
+    // Bytes: byte b' of register r' (target positions 1-5) from the source
+    // byte whose positions hold the same element bits.
+    SmallVector<Value> out(kWordsPerThread);
+    for (int r = 0; r < kWordsPerThread; ++r) {
+      SmallVector<std::pair<int, int>> from; // (register, byte) per byte
+      for (int byte = 0; byte < 4; ++byte) {
+        int address = (byte << 1) | (r << 3); // target nibble address
+        std::map<int, int> value;              // element bit -> 0/1
+        for (int p = 1; p < kHeldBits; ++p)
+          value[target[p]] = (address >> p) & 1;
+        int source = 0;
+        for (int p = 1; p < kHeldBits; ++p)
+          source |= value[state[p]] << p;
+        from.push_back({source >> 3, (source >> 1) & 3});
+      }
+      SmallVector<int> sources;
+      for (auto [reg, byte] : from)
+        if (!llvm::is_contained(sources, reg))
+          sources.push_back(reg);
+      // A bit permutation: the bytes come from 1, 2 or 4 registers.
+      assert(sources.size() != 3 && "byte routing from three registers");
+      auto selector = [&](ArrayRef<int> pair, ArrayRef<int> bytes) {
+        uint32_t s = 0;
+        for (int k = 0; k < 4; ++k) {
+          int which = llvm::find(pair, from[bytes[k]].first) - pair.begin();
+          int pick = which < static_cast<int>(pair.size())
+                         ? 4 * which + from[bytes[k]].second
+                         : 0;
+          s |= uint32_t(pick) << (4 * k);
+        }
+        return s;
+      };
+      if (sources.size() == 1) {
+        bool identity = true;
+        for (int k = 0; k < 4; ++k)
+          identity &= from[k].second == k;
+        out[r] = identity ? regs[sources[0]]
+                          : prmt(regs[sources[0]], regs[sources[0]],
+                                 selector({sources[0]}, {0, 1, 2, 3}));
+      } else if (sources.size() == 2) {
+        out[r] = prmt(regs[sources[0]], regs[sources[1]],
+                      selector({sources[0], sources[1]}, {0, 1, 2, 3}));
+      } else {
+        // Four registers: two pairs, each into the bytes it owns, then
+        // merged.
+        Value low = prmt(regs[sources[0]], regs[sources[1]],
+                         selector({sources[0], sources[1]}, {0, 1, 2, 3}));
+        Value high = prmt(regs[sources[2]], regs[sources[3]],
+                          selector({sources[2], sources[3]}, {0, 1, 2, 3}));
+        uint32_t merge = 0;
+        for (int k = 0; k < 4; ++k) {
+          bool fromHigh = from[k].first == sources[2] ||
+                          from[k].first == sources[3];
+          merge |= uint32_t(fromHigh ? 4 + k : k) << (4 * k);
+        }
+        out[r] = prmt(low, high, merge);
+      }
+    }
+    regs = std::move(out);
+    state = target;
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Emitter e;
+  const TilePlan &plan;
+};
+} // namespace
+
+namespace {
+/// The plan of a conversion the staged kernel takes, and how its tiles are
+/// grouped into thread blocks.
+struct StagedConversion {
+  TilePlan plan;
+  int64_t bytes = 0, groups = 1, sequence = 1, numTiles = 0;
+
+  int64_t getNumBlocks() const { return numTiles / (groups * sequence); }
+  int64_t getBlockThreads() const { return groups * plan.getThreads(); }
+  int64_t getSharedWords() const {
+    return groups * sequence * plan.getTileBytes() / 4;
+  }
+};
+} // namespace
+
+static std::optional<StagedConversion>
+planStagedConversion(ConvertStorageOp op, int64_t tilesInSequence) {
+  if (!op.getUnitRange().empty())
+    return std::nullopt;
+  StorageConversion conversion(op);
+  if (conversion.bits != 4 && conversion.bits != 8)
+    return std::nullopt;
+  std::unique_ptr<::microscale::ref::Layout> from, to;
+  if (!conversion.buildReferences(from, to))
+    return std::nullopt;
+  std::optional<TilePlan> plan = planTiles(*from, *to);
+  if (!plan)
+    return std::nullopt;
+  StagedConversion staged;
+  staged.plan = std::move(*plan);
+  staged.bytes = conversion.destBytes;
+  // Tiles per block: side by side up to 128 threads, then `sequence` in
+  // a row (their loads issued together), as far as the tiles divide.
+  const BlockConversionPlan &g = staged.plan.geometry;
+  staged.numTiles = g.numBands * g.blocksPerBand;
+  staged.groups =
+      std::max<int64_t>(1, kMinBlockThreads / staged.plan.getThreads());
+  staged.sequence = std::max<int64_t>(1, tilesInSequence);
+  while (staged.numTiles % (staged.groups * staged.sequence) &&
+         staged.sequence > 1)
+    staged.sequence /= 2;
+  while (staged.numTiles % (staged.groups * staged.sequence) &&
+         staged.groups > 1)
+    staged.groups /= 2;
+  return staged;
+}
+
+bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
+                                              gpu::GPUModuleOp kernels,
+                                              unsigned index,
+                                              int64_t tilesInSequence) {
+  std::optional<StagedConversion> staged =
+      planStagedConversion(op, tilesInSequence);
+  if (!staged)
+    return false;
+  MLIRContext *context = op.getContext();
+  Location loc = op.getLoc();
+  auto bytesType =
+      MemRefType::get({staged->bytes}, IntegerType::get(context, 8));
+  KernelSignature signature;
+  signature.name = ("convert_storage_" + Twine(index)).str();
+  signature.arguments = {bytesType, bytesType};
+  signature.noAliasBuffers = 2;
+  gpu::GPUFuncOp function = buildKernelFunction(kernels, loc, signature);
+  OpBuilder builder(context);
+  MemRefType sharedType = getSharedMemRefType({staged->getSharedWords()},
+                                              IntegerType::get(context, 32));
+  Value a = addSharedBuffer(function, sharedType, loc, /*alignment=*/16);
+  Value bBuffer = addSharedBuffer(function, sharedType, loc, /*alignment=*/16);
+  Block &entry = function.getBody().front();
+  builder.setInsertionPointToStart(&entry);
+  Value block = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
+  Value thread = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
+  TileEmitter(builder, loc, staged->plan)
+      .run(entry.getArgument(0), entry.getArgument(1), a, bBuffer,
+           staged->groups, staged->sequence, block, thread,
+           [&] { gpu::BarrierOp::create(builder, loc); });
+  gpu::ReturnOp::create(builder, loc);
+
+  // The launch: one block per `groups` x `sequence` tiles.
+  builder.setInsertionPoint(op);
+  Emitter host(builder, loc);
+  auto asBytes = [&](Value buffer) -> Value {
+    if (buffer.getType() == bytesType)
+      return buffer;
+    return memref::CastOp::create(builder, loc, bytesType, buffer);
+  };
+  Value one = host.index(1);
+  gpu::LaunchFuncOp::create(
+      builder, loc, function,
+      gpu::KernelDim3{host.index(staged->getNumBlocks()), one, one},
+      gpu::KernelDim3{host.index(staged->getBlockThreads()), one, one},
+      Value(), ValueRange{asBytes(op.getSource()), asBytes(op.getDest())});
+  op.erase();
+  return true;
+}
+
+bool mlir::microscale::emulateTiledConversionOnHost(ConvertStorageOp op,
+                                                    int64_t tilesInSequence) {
+  std::optional<StagedConversion> staged =
+      planStagedConversion(op, tilesInSequence);
+  if (!staged)
+    return false;
+  // Outside a pass nothing has loaded the dialects the emulation builds.
+  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
+                               scf::SCFDialect, vector::VectorDialect>();
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Emitter e(builder, loc);
+  // The kernel's shared tiles as host buffers, reused by every block.
+  auto sharedType =
+      MemRefType::get({staged->getSharedWords()}, builder.getI32Type());
+  Value a = memref::AllocaOp::create(builder, loc, sharedType, ValueRange{},
+                                     builder.getI64IntegerAttr(16));
+  Value bBuffer = memref::AllocaOp::create(builder, loc, sharedType,
+                                           ValueRange{},
+                                           builder.getI64IntegerAttr(16));
+  auto blocks = scf::ForOp::create(builder, loc, e.index(0),
+                                   e.index(staged->getNumBlocks()),
+                                   e.index(1));
+  builder.setInsertionPointToStart(blocks.getBody());
+  Value block = blocks.getInductionVar();
+  TileEmitter emitter(builder, loc, staged->plan);
+  emitter.onHost = true;
+  // Each phase for every thread of the block in turn: a barrier is the
+  // end of a loop over the threads.
+  for (int phase = 1; phase <= 3; ++phase) {
+    auto threads = scf::ForOp::create(builder, loc, e.index(0),
+                                      e.index(staged->getBlockThreads()),
+                                      e.index(1));
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(threads.getBody());
+    emitter.emitPhase(phase, op.getSource(), op.getDest(), a, bBuffer,
+                      staged->groups, staged->sequence, block,
+                      threads.getInductionVar());
+  }
+  op.erase();
+  return true;
+}

@@ -1,0 +1,1025 @@
+//===- BlockConversion.cpp - FP4 layout conversion in vector blocks -------===//
+//
+// Planning (compile time, from the reference layouts) and IR emission of
+// the block routing described in BlockConversion.h.
+//
+// Register addresses. A block of 2^n elements lives in 2^(n-1-L) vectors of
+// W = 2^L bytes. Element e sits at register nibble address
+//   sum over the set bits j of e of 2^pos[j],
+// where pos[j] = 0 is the nibble-within-byte bit, 1..L are lane bits and
+// L+1.. vector-index bits. A state is such a `pos`; loads give the source's,
+// stores need the destination's, and the routing goes from one to the other
+// with nibble swaps (position 0 <-> a vector bit) and shuffles (any lane
+// permutation that draws each output vector from at most two inputs).
+//
+//===----------------------------------------------------------------------===//
+#include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
+
+#include "microscale/Reference/Layout.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::microscale;
+namespace ref = ::microscale::ref;
+
+namespace {
+
+/// Up to 2^14 elements (8 KiB) per block: enough for every routing we know
+/// (a 128 x 128 nibble transpose is the largest) at a code size LLVM
+/// compiles in well under a second.
+constexpr int kMaxBlockBits = 14;
+/// Narrower runs would be loaded a few bytes at a time: not worth it.
+constexpr int64_t kMinRunBytes = 4;
+/// Routing stages emitted together per group of vectors (see
+/// BlockEmitter::scheduleSteps).
+constexpr int kStagesPerPhase = 3;
+/// How many blocks ahead the source is prefetched.
+constexpr int64_t kPrefetchBlocks = 2;
+
+/// The logical tensor as [batch, rows, cols].
+struct Tensor {
+  std::vector<int64_t> shape;
+  int64_t batch = 1, rows = 0, cols = 0;
+
+  explicit Tensor(const std::vector<int64_t> &s) : shape(s) {
+    for (size_t d = 0; d + 2 < s.size(); ++d)
+      batch *= s[d];
+    rows = s[s.size() - 2];
+    cols = s.back();
+  }
+
+  std::vector<int64_t> index(int64_t b, int64_t r, int64_t c) const {
+    std::vector<int64_t> out(shape.size(), 0);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 3; d >= 0; --d) {
+      out[d] = b % shape[d];
+      b /= shape[d];
+    }
+    out[shape.size() - 2] = r;
+    out.back() = c;
+    return out;
+  }
+};
+
+/// The address (in nibbles, before any word interleave) of one element, or
+/// -1 when its four bits are not one aligned nibble.
+int64_t nibbleAddress(const ref::Layout &layout,
+                      const std::vector<int64_t> &index) {
+  int64_t bits[4];
+  layout.locateBeforeInterleave(index.data(), bits);
+  if (bits[0] % 4 != 0)
+    return -1;
+  for (int i = 1; i < 4; ++i)
+    if (bits[i] != bits[0] + i)
+      return -1;
+  return bits[0] / 4;
+}
+
+/// An 8-bit layout seen as a 4-bit one: logical [..., R, C] bytes become
+/// [..., R, 2C] nibbles, nibble h of byte (r, c) being element (r, 2c + h).
+/// Byte layouts keep each byte whole, so on both sides of a conversion the
+/// nibble bit is address bit 0: the block route then moves whole bytes.
+class NibbleView : public ref::Layout {
+public:
+  explicit NibbleView(const ref::Layout &bytes)
+      : ref::Layout(doubled(bytes.getLogicalShape()), 4), bytes(bytes) {}
+
+  std::vector<int64_t> getStorageShape() const override {
+    return bytes.getStorageShape();
+  }
+  void locate(const int64_t *index, int64_t *bitOffsets) const override {
+    locateIn(index, bitOffsets, /*beforeInterleave=*/false);
+  }
+  void locateBeforeInterleave(const int64_t *index,
+                              int64_t *bitOffsets) const override {
+    locateIn(index, bitOffsets, /*beforeInterleave=*/true);
+  }
+  const int8_t *getWordInterleave() const override {
+    return bytes.getWordInterleave();
+  }
+
+private:
+  static std::vector<int64_t> doubled(std::vector<int64_t> shape) {
+    if (!shape.empty())
+      shape.back() *= 2;
+    return shape;
+  }
+  void locateIn(const int64_t *index, int64_t *bitOffsets,
+                bool beforeInterleave) const {
+    std::vector<int64_t> byteIndex(index, index + logicalShape.size());
+    const int64_t h = byteIndex.back() % 2;
+    byteIndex.back() /= 2;
+    int64_t bits[8];
+    if (beforeInterleave)
+      bytes.locateBeforeInterleave(byteIndex.data(), bits);
+    else
+      bytes.locate(byteIndex.data(), bits);
+    for (int i = 0; i < 4; ++i)
+      bitOffsets[i] = bits[4 * h + i];
+  }
+  const ref::Layout &bytes;
+};
+
+/// Element e of a block is at (row e >> logCols, column e & (2^logCols - 1))
+/// of the block.
+struct BlockShape {
+  int logRows, logCols;
+  int bits() const { return logRows + logCols; }
+  int64_t rows() const { return int64_t(1) << logRows; }
+  int64_t cols() const { return int64_t(1) << logCols; }
+};
+
+/// How a layout places a block: element e at the block's base plus
+/// spreadBits(addressBits, e) nibbles.
+using AddressBits = SmallVector<int>;
+
+/// Bit j of `e` moved to bit positions[j] (the positions are distinct): a
+/// block-relative nibble address for a layout's address bits, a register
+/// nibble address for a register state.
+int64_t spreadBits(ArrayRef<int> positions, int64_t e) {
+  int64_t spread = 0;
+  for (size_t j = 0; j < positions.size(); ++j)
+    if ((e >> j) & 1)
+      spread |= int64_t(1) << positions[j];
+  return spread;
+}
+
+/// The bits j whose position is a vector lane (1..laneBits).
+SmallVector<int> bitsOnLanes(ArrayRef<int> positions, int laneBits) {
+  SmallVector<int> lanes;
+  for (size_t j = 0; j < positions.size(); ++j)
+    if (positions[j] >= 1 && positions[j] <= laneBits)
+      lanes.push_back(j);
+  return lanes;
+}
+
+/// The address bits of `layout` on the block at the tensor's origin, or
+/// std::nullopt when single-bit probes already show it is not a bit
+/// permutation there.
+std::optional<AddressBits> probe(const ref::Layout &layout, const Tensor &t,
+                                 BlockShape block) {
+  if (nibbleAddress(layout, t.index(0, 0, 0)) != 0)
+    return std::nullopt;
+  AddressBits bits;
+  uint64_t used = 0;
+  for (int j = 0; j < block.bits(); ++j) {
+    int64_t e = int64_t(1) << j;
+    int64_t a = nibbleAddress(layout, t.index(0, e >> block.logCols,
+                                              e & (block.cols() - 1)));
+    if (a <= 0 || !llvm::isPowerOf2_64(a))
+      return std::nullopt;
+    int bit = llvm::Log2_64(a);
+    if (bit >= 63 || (used >> bit) & 1)
+      return std::nullopt;
+    used |= uint64_t(1) << bit;
+    bits.push_back(bit);
+  }
+  return bits;
+}
+
+/// A register state (see the file comment) with the runs it is loaded from
+/// or stored to.
+struct State {
+  SmallVector<int> pos;
+  int64_t runBytes = 0;
+};
+
+/// The state in which a layout's runs land in registers: nibble bit at
+/// position 0, the run's byte bits on the low lanes, further lanes (when a
+/// run is narrower than a vector) taken from `preferred` bits first and never
+/// from `avoid` unless nothing else is left, the remaining bits on vector
+/// positions in address order.
+std::optional<State> registerState(const AddressBits &bits, int laneBits,
+                                   ArrayRef<int> preferred,
+                                   ArrayRef<int> avoid) {
+  const int n = bits.size();
+  int contiguous = 0;
+  while (llvm::is_contained(bits, contiguous))
+    ++contiguous;
+  if (contiguous == 0)
+    return std::nullopt;
+  State state;
+  state.runBytes = int64_t(1) << (contiguous - 1);
+  if (state.runBytes < kMinRunBytes)
+    return std::nullopt;
+  state.pos.assign(n, -1);
+  const int nativeLanes = std::min(contiguous - 1, laneBits);
+  for (int j = 0; j < n; ++j)
+    if (bits[j] <= nativeLanes)
+      state.pos[j] = bits[j];
+  int nextLane = nativeLanes + 1;
+  auto fill = [&](auto accept) {
+    for (int j = 0; j < n && nextLane <= laneBits; ++j)
+      if (state.pos[j] < 0 && accept(j))
+        state.pos[j] = nextLane++;
+  };
+  fill([&](int j) { return llvm::is_contained(preferred, j); });
+  fill([&](int j) { return !llvm::is_contained(avoid, j); });
+  fill([](int) { return true; });
+  if (nextLane <= laneBits)
+    return std::nullopt;
+  SmallVector<int> rest;
+  for (int j = 0; j < n; ++j)
+    if (state.pos[j] < 0)
+      rest.push_back(j);
+  llvm::sort(rest, [&](int x, int y) { return bits[x] < bits[y]; });
+  for (size_t k = 0; k < rest.size(); ++k)
+    state.pos[rest[k]] = laneBits + 1 + k;
+  return state;
+}
+
+/// The element at each register nibble address of a state.
+SmallVector<int64_t> elementsAt(ArrayRef<int> pos) {
+  SmallVector<int64_t> at(int64_t(1) << pos.size());
+  for (int64_t e = 0; e < static_cast<int64_t>(at.size()); ++e)
+    at[spreadBits(pos, e)] = e;
+  return at;
+}
+
+/// Builds the register program of a plan.
+class Router {
+public:
+  Router(BlockConversionPlan &plan, int n, int laneBits)
+      : plan(plan), n(n), laneBits(laneBits),
+        numVectors(int64_t(1) << (n - 1 - laneBits)) {}
+
+  void load(const State &source, const AddressBits &bits) {
+    cur = source.pos;
+    plan.loads = accesses(source, bits, /*firstValue=*/0);
+    for (int64_t v = 0; v < numVectors; ++v)
+      vec.push_back(v);
+    plan.numValues = numVectors;
+  }
+
+  /// Routes to `target`; false when the planned sequence does not get there.
+  bool route(const State &target) {
+    const int h = llvm::find(cur, 0) - cur.begin();
+    const int wantH = llvm::find(target.pos, 0) - target.pos.begin();
+    auto isLane = [&](int p) { return p >= 1 && p <= laneBits; };
+    auto isVector = [&](int p) { return p > laneBits; };
+    if (h != wantH) {
+      if (isLane(cur[wantH])) {
+        // Move it to a vector bit first, in exchange for a bit the target
+        // wants on a lane if there is one.
+        int partner = -1;
+        for (int j = 0; j < n && partner < 0; ++j)
+          if (isVector(cur[j]) && isLane(target.pos[j]))
+            partner = j;
+        for (int j = 0; j < n && partner < 0; ++j)
+          if (isVector(cur[j]))
+            partner = j;
+        if (partner < 0)
+          return false;
+        SmallVector<int> next = cur;
+        std::swap(next[wantH], next[partner]);
+        if (!shuffleTo(next))
+          return false;
+      }
+      if (!isVector(cur[wantH]))
+        return false;
+      nibbleSwap(cur[wantH]);
+    }
+    SmallVector<int> incoming, outgoing;
+    for (int j = 0; j < n; ++j) {
+      if (isLane(target.pos[j]) && isVector(cur[j]))
+        incoming.push_back(j);
+      if (isLane(cur[j]) && isVector(target.pos[j]))
+        outgoing.push_back(j);
+    }
+    if (incoming.size() != outgoing.size())
+      return false;
+    // All swaps but the last as plain stages; the last one, the final lane
+    // permutation and the vectors' renaming in one shuffle per vector.
+    for (size_t k = 0; k + 1 < incoming.size(); ++k) {
+      SmallVector<int> next = cur;
+      std::swap(next[incoming[k]], next[outgoing[k]]);
+      if (!shuffleTo(next))
+        return false;
+    }
+    return shuffleTo(target.pos);
+  }
+
+  void store(const State &dest, const AddressBits &bits) {
+    plan.stores = accesses(dest, bits, /*firstValue=*/-1);
+    for (auto [v, access] : llvm::enumerate(plan.stores))
+      access.value = vec[v];
+  }
+
+private:
+  /// The runs of each vector of `state`, for a layout with `bits`.
+  SmallVector<BlockConversionPlan::Access>
+  accesses(const State &state, const AddressBits &bits, int firstValue) {
+    SmallVector<int64_t> at = elementsAt(state.pos);
+    const int64_t w = int64_t(1) << laneBits;
+    const int64_t run = std::min(state.runBytes, w);
+    SmallVector<BlockConversionPlan::Access> result;
+    for (int64_t v = 0; v < numVectors; ++v) {
+      BlockConversionPlan::Access access;
+      access.value = firstValue < 0 ? -1 : firstValue + v;
+      access.runBytes = run;
+      for (int64_t lane = 0; lane < w; lane += run) {
+        int64_t e = at[(v << (laneBits + 1)) | (lane << 1)];
+        access.offsets.push_back(spreadBits(bits, e) / 2);
+      }
+      result.push_back(std::move(access));
+    }
+    return result;
+  }
+
+  /// One shuffle per vector from `cur` to `next` (the nibble bit staying
+  /// put); false if some vector of `next` needs more than two inputs.
+  bool shuffleTo(ArrayRef<int> next) {
+    const int64_t w = int64_t(1) << laneBits;
+    SmallVector<int64_t> at = elementsAt(next);
+    SmallVector<BlockConversionPlan::Step> steps;
+    SmallVector<int> newVec(numVectors);
+    int values = plan.numValues;
+    for (int64_t v = 0; v < numVectors; ++v) {
+      SmallVector<int64_t> inputs;
+      SmallVector<int64_t> mask(w);
+      for (int64_t lane = 0; lane < w; ++lane) {
+        int64_t e = at[(v << (laneBits + 1)) | (lane << 1)];
+        int64_t address = spreadBits(cur, e);
+        if (address & 1)
+          return false;
+        int64_t from = address >> (laneBits + 1);
+        auto it = llvm::find(inputs, from);
+        if (it == inputs.end()) {
+          if (inputs.size() == 2)
+            return false;
+          inputs.push_back(from);
+          it = inputs.end() - 1;
+        }
+        mask[lane] = (it - inputs.begin()) * w + ((address >> 1) & (w - 1));
+      }
+      bool identity = inputs.size() == 1;
+      for (int64_t lane = 0; identity && lane < w; ++lane)
+        identity = mask[lane] == lane;
+      if (identity) {
+        newVec[v] = vec[inputs[0]];
+        continue;
+      }
+      BlockConversionPlan::Step step;
+      step.kind = BlockConversionPlan::Step::Kind::Shuffle;
+      step.a = vec[inputs[0]];
+      step.b = vec[inputs.back()];
+      step.mask = std::move(mask);
+      step.result0 = values++;
+      step.result1 = -1;
+      step.stage = stage;
+      newVec[v] = step.result0;
+      steps.push_back(std::move(step));
+    }
+    llvm::append_range(plan.steps, steps);
+    plan.numValues = values;
+    ++stage;
+    cur.assign(next.begin(), next.end());
+    vec = std::move(newVec);
+    return true;
+  }
+
+  /// Exchanges the nibble bit with vector position `position`.
+  void nibbleSwap(int position) {
+    const int64_t bit = int64_t(1) << (position - laneBits - 1);
+    SmallVector<int> newVec(numVectors);
+    for (int64_t v = 0; v < numVectors; ++v) {
+      if (v & bit)
+        continue;
+      BlockConversionPlan::Step step;
+      step.kind = BlockConversionPlan::Step::Kind::NibbleSwap;
+      step.a = vec[v];
+      step.b = vec[v | bit];
+      step.result0 = plan.numValues++;
+      step.result1 = plan.numValues++;
+      step.stage = stage;
+      newVec[v] = step.result0;
+      newVec[v | bit] = step.result1;
+      plan.steps.push_back(std::move(step));
+    }
+    vec = std::move(newVec);
+    int h = llvm::find(cur, 0) - cur.begin();
+    int j = llvm::find(cur, position) - cur.begin();
+    cur[h] = position;
+    cur[j] = 0;
+    ++stage;
+  }
+
+  BlockConversionPlan &plan;
+  int n, laneBits;
+  int64_t numVectors;
+  int stage = 0;
+  SmallVector<int> cur;
+  SmallVector<int> vec;
+};
+
+/// Operations per block, roughly as the host executes them.
+int64_t estimateCost(const BlockConversionPlan &plan) {
+  int64_t cost = 0;
+  auto accessCost = [](const BlockConversionPlan::Access &a) {
+    return 2 * static_cast<int64_t>(a.offsets.size()) - 1;
+  };
+  for (const auto &a : plan.loads)
+    cost += accessCost(a);
+  for (const auto &a : plan.stores)
+    cost += accessCost(a);
+  for (const auto &s : plan.steps)
+    cost += s.kind == BlockConversionPlan::Step::Kind::Shuffle ? 2 : 8;
+  if (plan.sourceWordMap)
+    cost += plan.loads.size() * 3 * shiftMasks(*plan.sourceWordMap).size();
+  if (plan.destWordMap)
+    cost += plan.stores.size() * 3 * shiftMasks(*plan.destWordMap).size();
+  return cost;
+}
+
+std::optional<std::array<int8_t, 32>> wordMap(const ref::Layout &layout,
+                                              bool inverse) {
+  const int8_t *map = layout.getWordInterleave();
+  if (!map)
+    return std::nullopt;
+  std::array<int8_t, 32> result;
+  for (int b = 0; b < 32; ++b) {
+    if (inverse)
+      result[map[b]] = static_cast<int8_t>(b);
+    else
+      result[b] = map[b];
+  }
+  return result;
+}
+
+/// The register program for one block shape, without the iteration.
+std::optional<BlockConversionPlan>
+routeBlock(const ref::Layout &from, const ref::Layout &to,
+           const AddressBits &sourceBits, const AddressBits &destBits,
+           BlockShape block, int laneBits) {
+  const int n = block.bits();
+  if (n < laneBits + 1)
+    return std::nullopt;
+  const int sourceH = llvm::find(sourceBits, 0) - sourceBits.begin();
+  const int destH = llvm::find(destBits, 0) - destBits.begin();
+  if (sourceH == n || destH == n)
+    return std::nullopt;
+  auto source = registerState(sourceBits, laneBits,
+                              bitsOnLanes(destBits, laneBits), {destH});
+  if (!source)
+    return std::nullopt;
+  auto dest = registerState(destBits, laneBits,
+                            bitsOnLanes(source->pos, laneBits), {sourceH});
+  if (!dest)
+    return std::nullopt;
+
+  BlockConversionPlan plan;
+  plan.vectorBytes = int64_t(1) << laneBits;
+  plan.blockRows = block.rows();
+  plan.blockCols = block.cols();
+  plan.sourceWordMap = wordMap(from, /*inverse=*/true);
+  plan.destWordMap = wordMap(to, /*inverse=*/false);
+  Router router(plan, n, laneBits);
+  router.load(*source, sourceBits);
+  if (!router.route(*dest))
+    return std::nullopt;
+  router.store(*dest, destBits);
+  // Word maps work on whole aligned words.
+  auto wordAligned = [](ArrayRef<BlockConversionPlan::Access> accesses) {
+    return llvm::all_of(accesses, [](const BlockConversionPlan::Access &a) {
+      return a.runBytes % 4 == 0 &&
+             llvm::all_of(a.offsets, [](int64_t o) { return o % 4 == 0; });
+    });
+  };
+  if ((plan.sourceWordMap && !wordAligned(plan.loads)) ||
+      (plan.destWordMap && !wordAligned(plan.stores)))
+    return std::nullopt;
+  return plan;
+}
+
+/// Where block `inner` of band `band` starts, for one of the two ways of
+/// grouping blocks into bands.
+struct Banding {
+  bool innerAlongCols;
+  int64_t blocksDown, blocksAcross; // blocks per batch along rows, cols
+
+  std::vector<int64_t> origin(const Tensor &t, BlockShape block, int64_t band,
+                              int64_t inner) const {
+    int64_t perBatch = innerAlongCols ? blocksDown : blocksAcross;
+    int64_t b = band / perBatch, outer = band % perBatch;
+    int64_t br = innerAlongCols ? outer : inner;
+    int64_t bc = innerAlongCols ? inner : outer;
+    return t.index(b, br * block.rows(), bc * block.cols());
+  }
+};
+
+/// Checks the plan's maps and strides against the reference on sampled
+/// blocks, and that each band writes one contiguous destination range.
+bool verifyBands(const ref::Layout &from, const ref::Layout &to,
+                 const Tensor &t, BlockShape block,
+                 const AddressBits &sourceBits, const AddressBits &destBits,
+                 const Banding &banding, BlockConversionPlan &plan) {
+  const int64_t perBatch =
+      banding.innerAlongCols ? banding.blocksDown : banding.blocksAcross;
+  plan.numBands = t.batch * perBatch;
+  plan.bandsPerBatch = perBatch;
+  plan.blocksPerBand =
+      banding.innerAlongCols ? banding.blocksAcross : banding.blocksDown;
+  const int64_t blockNibbles = int64_t(1) << block.bits();
+  const int64_t bandNibbles = plan.blocksPerBand * blockNibbles;
+  if (bandNibbles > (int64_t(1) << 26))
+    return false;
+  plan.bandBytes = bandNibbles / 2;
+  auto base = [&](const ref::Layout &layout, int64_t band, int64_t inner) {
+    return nibbleAddress(layout, banding.origin(t, block, band, inner));
+  };
+  // Strides in nibbles: [batch, band, inner].
+  auto strides = [&](const ref::Layout &layout) {
+    return std::array<int64_t, 3>{
+        t.batch > 1 ? base(layout, perBatch, 0) : 0,
+        perBatch > 1 ? base(layout, 1, 0) : 0,
+        plan.blocksPerBand > 1 ? base(layout, 0, 1) : 0};
+  };
+  const std::array<int64_t, 3> source = strides(from), dest = strides(to);
+  auto expected = [&](const std::array<int64_t, 3> &s, int64_t band,
+                      int64_t inner) {
+    return band / perBatch * s[0] + band % perBatch * s[1] + inner * s[2];
+  };
+  // Band b must write exactly [b, b+1) * bandNibbles.
+  if ((t.batch > 1 && dest[0] != perBatch * bandNibbles) ||
+      (perBatch > 1 && dest[1] != bandNibbles))
+    return false;
+  for (int64_t s : source)
+    if (s < 0 || s % 8)
+      return false;
+  for (int64_t s : dest)
+    if (s < 0 || s % 8)
+      return false;
+
+  // Sampled blocks: the first ones, the last ones, both sides of a batch
+  // boundary and the middle. First their corners (cheap), then every
+  // element.
+  const int64_t lastBand = plan.numBands - 1, lastInner = plan.blocksPerBand - 1;
+  std::vector<std::pair<int64_t, int64_t>> samples = {
+      {0, 0},        {0, 1},           {1, 0},
+      {1, 1},        {lastBand, 0},    {0, lastInner},
+      {lastBand, lastInner}, {lastBand / 2, lastInner / 2}, {perBatch, 0},
+      {perBatch - 1, lastInner}};
+  llvm::erase_if(samples, [&](auto sample) {
+    return sample.first > lastBand || sample.second > lastInner;
+  });
+  auto matches = [&](int64_t band, int64_t inner, int64_t e) {
+    int64_t r = e >> block.logCols, c = e & (block.cols() - 1);
+    std::vector<int64_t> index = banding.origin(t, block, band, inner);
+    index[index.size() - 2] += r;
+    index.back() += c;
+    return nibbleAddress(from, index) ==
+               expected(source, band, inner) + spreadBits(sourceBits, e) &&
+           nibbleAddress(to, index) ==
+               expected(dest, band, inner) + spreadBits(destBits, e);
+  };
+  for (auto [band, inner] : samples)
+    if (!matches(band, inner, 0) || !matches(band, inner, blockNibbles - 1))
+      return false;
+
+  // The band's blocks tile [0, bandNibbles) exactly.
+  std::vector<bool> covered(bandNibbles, false);
+  for (int64_t inner = 0; inner < plan.blocksPerBand; ++inner)
+    for (int64_t e = 0; e < blockNibbles; ++e) {
+      int64_t a = inner * dest[2] + spreadBits(destBits, e);
+      if (a >= bandNibbles || covered[a])
+        return false;
+      covered[a] = true;
+    }
+
+  for (auto [band, inner] : samples)
+    for (int64_t e = 0; e < blockNibbles; ++e)
+      if (!matches(band, inner, e))
+        return false;
+  plan.sourceBatchStride = source[0] / 2;
+  plan.sourceBandStride = source[1] / 2;
+  plan.sourceInnerStride = source[2] / 2;
+  plan.destBatchStride = dest[0] / 2;
+  plan.destBandStride = dest[1] / 2;
+  plan.destInnerStride = dest[2] / 2;
+  return true;
+}
+
+/// The alignment streaming stores would need for this plan (see
+/// BlockConversionPlan::streamingAlignment), or 0.
+int64_t streamingAlignment(const BlockConversionPlan &plan) {
+  auto aligned = [&](int64_t alignment) {
+    for (int64_t stride : {plan.destBatchStride, plan.destBandStride,
+                           plan.destInnerStride})
+      if (stride % alignment)
+        return false;
+    for (const auto &access : plan.stores) {
+      if (access.runBytes % alignment)
+        return false;
+      for (int64_t o : access.offsets)
+        if (o % alignment)
+          return false;
+    }
+    return true;
+  };
+  if (aligned(64))
+    return 64;
+  if (!aligned(16))
+    return 0;
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (const auto &access : plan.stores)
+    for (int64_t o : access.offsets)
+      runs.push_back({o, access.runBytes});
+  llvm::sort(runs);
+  int64_t end = 0;
+  for (auto [offset, bytes] : runs) {
+    if (offset != end)
+      return 0;
+    end += bytes;
+  }
+  return end == plan.getBlockBytes() ? 16 : 0;
+}
+
+} // namespace
+
+std::optional<BlockConversionPlan>
+mlir::microscale::planBlockConversion(const ref::Layout &from,
+                                      const ref::Layout &to,
+                                      int64_t vectorBytes) {
+  if (vectorBytes != 16 && vectorBytes != 32 && vectorBytes != 64)
+    return std::nullopt;
+  // Bytes (scales, FP8) are routed as pairs of nibbles that stay together.
+  if (from.getElementBits() == 8 && to.getElementBits() == 8 &&
+      !from.getLogicalShape().empty()) {
+    NibbleView fromNibbles(from), toNibbles(to);
+    return planBlockConversion(fromNibbles, toNibbles, vectorBytes);
+  }
+  if (from.getElementBits() != 4 || to.getElementBits() != 4 ||
+      from.getLogicalShape() != to.getLogicalShape() ||
+      from.getLogicalShape().size() < 2)
+    return std::nullopt;
+  const Tensor t(from.getLogicalShape());
+  const int64_t elements = from.getNumElements();
+  // Unpadded storage on both sides: every byte belongs to some block.
+  if (elements == 0 || elements % 2 || from.getStorageBytes() != elements / 2 ||
+      to.getStorageBytes() != elements / 2)
+    return std::nullopt;
+  const int laneBits = llvm::Log2_64(vectorBytes);
+  auto alignment = [](int64_t extent) {
+    return std::min<int>(llvm::countr_zero(static_cast<uint64_t>(extent)), 12);
+  };
+
+  struct Candidate {
+    BlockShape block;
+    AddressBits sourceBits, destBits;
+    BlockConversionPlan plan;
+    int64_t cost; // per 64 bytes
+  };
+  std::vector<Candidate> candidates;
+  for (int logRows = 0; logRows <= alignment(t.rows); ++logRows)
+    for (int logCols = 0; logCols <= alignment(t.cols); ++logCols) {
+      BlockShape block{logRows, logCols};
+      if (block.bits() < laneBits + 1 || block.bits() > kMaxBlockBits)
+        continue;
+      auto sourceBits = probe(from, t, block);
+      auto destBits = sourceBits ? probe(to, t, block) : std::nullopt;
+      if (!destBits)
+        continue;
+      auto plan = routeBlock(from, to, *sourceBits, *destBits, block, laneBits);
+      if (!plan)
+        continue;
+      int64_t cost = estimateCost(*plan) * 64 / plan->getBlockBytes();
+      candidates.push_back(
+          {block, *sourceBits, *destBits, std::move(*plan), cost});
+    }
+  // Whole cache lines first: a block that reads or writes half lines leaves
+  // the other halves to a band that comes much later, by which time they
+  // have left the caches, and DRAM serves each line twice. Then the fewest
+  // operations, then the smallest block.
+  auto lineUse = [](const Candidate &c) {
+    return std::min<int64_t>({c.plan.loads[0].runBytes,
+                              c.plan.stores[0].runBytes, 64});
+  };
+  llvm::stable_sort(candidates, [&](const Candidate &x, const Candidate &y) {
+    if (lineUse(x) != lineUse(y))
+      return lineUse(x) > lineUse(y);
+    return x.cost != y.cost ? x.cost < y.cost
+                            : x.block.bits() < y.block.bits();
+  });
+  for (Candidate &c : candidates) {
+    const int64_t down = t.rows / c.block.rows();
+    const int64_t across = t.cols / c.block.cols();
+    for (bool innerAlongCols : {true, false}) {
+      BlockConversionPlan plan = c.plan;
+      if (verifyBands(from, to, t, c.block, c.sourceBits, c.destBits,
+                      Banding{innerAlongCols, down, across}, plan)) {
+        plan.streamingAlignment = streamingAlignment(plan);
+        return plan;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Emission
+//===----------------------------------------------------------------------===//
+
+namespace {
+class BlockEmitter {
+public:
+  BlockEmitter(OpBuilder &b, Location loc, const BlockConversionPlan &plan)
+      : b(b), loc(loc), plan(plan),
+        byteVector(VectorType::get({plan.vectorBytes}, b.getI8Type())),
+        wordVector(VectorType::get({plan.vectorBytes / 4}, b.getI32Type())) {}
+
+  /// `streaming` (an i1, or null): store with non-temporal stores when
+  /// true (the plan writes each block's destination as one aligned range).
+  void emitBlock(Value source, Value dest, Value sourceBase, Value destBase,
+                 Value streaming = Value()) {
+    // Blocks of a band usually walk across the source's rows, which the
+    // hardware prefetchers (that follow runs within a page) do not foresee:
+    // ask for the source lines of the block kPrefetchBlocks ahead. A
+    // prefetch past the buffer's end does not fault.
+    if (plan.blocksPerBand > 1) {
+      Value ahead = offset(sourceBase, kPrefetchBlocks * plan.sourceInnerStride);
+      llvm::SmallDenseSet<int64_t> lines;
+      for (const auto &access : plan.loads)
+        for (int64_t o : access.offsets)
+          for (int64_t line = o / 64; line * 64 < o + access.runBytes; ++line)
+            if (lines.insert(line).second)
+              memref::PrefetchOp::create(b, loc, source,
+                                         ValueRange{offset(ahead, line * 64)},
+                                         /*isWrite=*/false,
+                                         /*localityHint=*/3,
+                                         /*isDataCache=*/true);
+    }
+    this->source = source;
+    this->sourceBase = sourceBase;
+    values.assign(plan.numValues, Value());
+    producer.assign(plan.numValues, -1);
+    loadOf.assign(plan.numValues, -1);
+    for (auto [i, step] : llvm::enumerate(plan.steps)) {
+      producer[step.result0] = i;
+      if (step.result1 >= 0)
+        producer[step.result1] = i;
+    }
+    for (auto [i, access] : llvm::enumerate(plan.loads))
+      loadOf[access.value] = i;
+    // Steps in the phased order of scheduleSteps, loads on first use.
+    // (Computing each store's cone depth-first instead measured slower
+    // for the Hopper routing: docs/performance.md.)
+    for (int i : scheduleSteps())
+      get(plan.steps[i].result0);
+    SmallVector<Value> results;
+    for (const auto &access : plan.stores) {
+      Value v = get(access.value);
+      if (plan.destWordMap)
+        v = mapWordBits(v, *plan.destWordMap);
+      results.push_back(v);
+    }
+    auto storeAll = [&](bool nontemporal) {
+      for (auto [v, access] : llvm::zip(results, plan.stores))
+        store(v, dest, destBase, access, nontemporal);
+    };
+    if (!streaming) {
+      storeAll(false);
+      return;
+    }
+    auto branch = scf::IfOp::create(b, loc, streaming, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    storeAll(true);
+    b.setInsertionPointToStart(&branch.getElseRegion().front());
+    storeAll(false);
+  }
+
+private:
+  /// The steps in phases of kStagesPerPhase stages; within a phase, one
+  /// connected group of steps (vectors that exchange bytes within it) after
+  /// the other. Three stages pair vectors along three bits, so a group is 8
+  /// vectors: it fits the registers, where a whole stage of a 64-vector
+  /// block does not.
+  SmallVector<int> scheduleSteps() {
+    const int n = plan.steps.size();
+    SmallVector<int> parent = llvm::to_vector(llvm::seq<int>(0, n));
+    auto find = [&](int x) {
+      while (parent[x] != x)
+        x = parent[x] = parent[parent[x]];
+      return x;
+    };
+    SmallVector<int> lastUser(plan.numValues, -1);
+    auto phase = [](const BlockConversionPlan::Step &s) {
+      return s.stage / kStagesPerPhase;
+    };
+    for (int i = 0; i < n; ++i) {
+      const auto &step = plan.steps[i];
+      for (int input : {step.a, step.b}) {
+        int p = producer[input];
+        if (p >= 0 && phase(plan.steps[p]) == phase(step))
+          parent[find(p)] = find(i);
+        int u = lastUser[input];
+        if (u >= 0 && phase(plan.steps[u]) == phase(step))
+          parent[find(u)] = find(i);
+        lastUser[input] = i;
+      }
+    }
+    // Order: phase, then the group's first step, then the planned order.
+    SmallVector<int> firstOfGroup(n, n);
+    for (int i = 0; i < n; ++i)
+      firstOfGroup[find(i)] = std::min(firstOfGroup[find(i)], i);
+    SmallVector<int> order = llvm::to_vector(llvm::seq<int>(0, n));
+    llvm::stable_sort(order, [&](int x, int y) {
+      auto key = [&](int i) {
+        return std::make_pair(phase(plan.steps[i]), firstOfGroup[find(i)]);
+      };
+      return key(x) < key(y);
+    });
+    return order;
+  }
+
+  Value get(int value) {
+    if (values[value])
+      return values[value];
+    if (loadOf[value] >= 0) {
+      Value v = load(source, sourceBase, plan.loads[loadOf[value]]);
+      if (plan.sourceWordMap)
+        v = mapWordBits(v, *plan.sourceWordMap);
+      return values[value] = v;
+    }
+    const auto &step = plan.steps[producer[value]];
+    Value a = get(step.a), c = get(step.b);
+    if (step.kind == BlockConversionPlan::Step::Kind::Shuffle) {
+      values[step.result0] = vector::ShuffleOp::create(b, loc, a, c, step.mask);
+    } else {
+      // Low nibbles of a and b, then their high nibbles.
+      values[step.result0] = arith::OrIOp::create(
+          b, loc, arith::AndIOp::create(b, loc, a, splat(byteVector, 0x0F)),
+          arith::ShLIOp::create(b, loc, c, splat(byteVector, 4)));
+      values[step.result1] = arith::OrIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, a, splat(byteVector, 4)),
+          arith::AndIOp::create(b, loc, c, splat(byteVector, 0xF0)));
+    }
+    return values[value];
+  }
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  Value splat(VectorType type, int64_t v) {
+    return arith::ConstantOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type,
+                               b.getIntegerAttr(type.getElementType(), v)));
+  }
+
+  Value offset(Value base, int64_t delta) {
+    return delta ? arith::AddIOp::create(b, loc, base, index(delta)).getResult()
+                 : base;
+  }
+
+  Value load(Value memory, Value base,
+             const BlockConversionPlan::Access &access) {
+    auto pieceType = VectorType::get({access.runBytes}, b.getI8Type());
+    SmallVector<Value> pieces;
+    for (int64_t o : access.offsets)
+      pieces.push_back(vector::LoadOp::create(b, loc, pieceType, memory,
+                                              ValueRange{offset(base, o)}));
+    // Concatenate pairwise until one vector is left.
+    while (pieces.size() > 1) {
+      SmallVector<Value> joined;
+      int64_t width = cast<VectorType>(pieces[0].getType()).getNumElements();
+      SmallVector<int64_t> mask = llvm::to_vector(llvm::seq<int64_t>(0, 2 * width));
+      for (size_t i = 0; i < pieces.size(); i += 2)
+        joined.push_back(
+            vector::ShuffleOp::create(b, loc, pieces[i], pieces[i + 1], mask));
+      pieces = std::move(joined);
+    }
+    return pieces[0];
+  }
+
+  /// Non-temporal stores bypass the caches (no read for ownership of the
+  /// destination lines); they need 16-byte aligned addresses.
+  void store(Value v, Value memory, Value base,
+             const BlockConversionPlan::Access &access, bool nontemporal) {
+    llvm::MaybeAlign align = nontemporal
+                                 ? llvm::MaybeAlign(plan.streamingAlignment)
+                                 : llvm::MaybeAlign();
+    if (access.offsets.size() == 1) {
+      vector::StoreOp::create(b, loc, v, memory,
+                              ValueRange{offset(base, access.offsets[0])},
+                              nontemporal, align);
+      return;
+    }
+    for (auto [i, o] : llvm::enumerate(access.offsets)) {
+      Value piece = vector::ExtractStridedSliceOp::create(
+          b, loc, v, ArrayRef<int64_t>{static_cast<int64_t>(i) * access.runBytes},
+          ArrayRef<int64_t>{access.runBytes}, ArrayRef<int64_t>{1});
+      vector::StoreOp::create(b, loc, piece, memory,
+                              ValueRange{offset(base, o)}, nontemporal, align);
+    }
+  }
+
+  /// Moves bit i of every 32-bit word to bit map[i]: one mask and shift per
+  /// distinct distance, or GF(2) affine byte transforms.
+  Value mapWordBits(Value v, const std::array<int8_t, 32> &map) {
+    if (target)
+      if (Value mapped = target->emitWordBitMap(b, loc, v, map))
+        return mapped;
+    Value words = vector::BitCastOp::create(b, loc, wordVector, v);
+    Value result;
+    for (auto [shift, mask] : shiftMasks(map)) {
+      Value part = arith::AndIOp::create(
+          b, loc, words, splat(wordVector, static_cast<int32_t>(mask)));
+      if (shift > 0)
+        part = arith::ShLIOp::create(b, loc, part, splat(wordVector, shift));
+      else if (shift < 0)
+        part = arith::ShRUIOp::create(b, loc, part, splat(wordVector, -shift));
+      result = result ? arith::OrIOp::create(b, loc, result, part).getResult()
+                      : part;
+    }
+    return vector::BitCastOp::create(b, loc, byteVector, result);
+  }
+
+public:
+  const BlockConversionTarget *target = nullptr;
+
+private:
+  OpBuilder &b;
+  Location loc;
+  const BlockConversionPlan &plan;
+  VectorType byteVector, wordVector;
+  Value source, sourceBase;
+  SmallVector<Value> values;
+  SmallVector<int> producer, loadOf;
+};
+} // namespace
+
+void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
+                                           const BlockConversionPlan &plan,
+                                           Value source, Value dest,
+                                           Value bandBegin, Value bandEnd,
+                                           const BlockConversionTarget *target) {
+  auto constant = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto mul = [&](OpBuilder &b, Value x, int64_t y) -> Value {
+    return arith::MulIOp::create(b, loc, x, constant(b, y));
+  };
+  // Streaming stores where each block writes one aligned destination range
+  // (plans whose blocks write scattered runs measured slower with them:
+  // docs/performance.md), when the target has them and the buffer is
+  // 16-byte aligned (checked at run time: MOVNTDQ faults otherwise).
+  Value streaming;
+  if (plan.streamingAlignment && target && target->hasStreamingStores()) {
+    Value pointer =
+        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, dest);
+    streaming = arith::CmpIOp::create(
+        builder, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(builder, loc, pointer,
+                               constant(builder, plan.streamingAlignment)),
+        constant(builder, 0));
+  }
+  scf::ForOp::create(
+      builder, loc, bandBegin, bandEnd, constant(builder, 1), ValueRange{},
+      [&](OpBuilder &b, Location, Value band, ValueRange) {
+        Value perBatch = constant(b, plan.bandsPerBatch);
+        Value batch = arith::DivUIOp::create(b, loc, band, perBatch);
+        Value outer = arith::RemUIOp::create(b, loc, band, perBatch);
+        Value sourceBand =
+            arith::AddIOp::create(b, loc, mul(b, batch, plan.sourceBatchStride),
+                                  mul(b, outer, plan.sourceBandStride));
+        Value destBand =
+            arith::AddIOp::create(b, loc, mul(b, batch, plan.destBatchStride),
+                                  mul(b, outer, plan.destBandStride));
+        scf::ForOp::create(
+            b, loc, constant(b, 0), constant(b, plan.blocksPerBand),
+            constant(b, 1),
+            ValueRange{}, [&](OpBuilder &bb, Location, Value inner, ValueRange) {
+              Value sourceBase = arith::AddIOp::create(
+                  bb, loc, sourceBand, mul(bb, inner, plan.sourceInnerStride));
+              Value destBase = arith::AddIOp::create(
+                  bb, loc, destBand, mul(bb, inner, plan.destInnerStride));
+              BlockEmitter emitter(bb, loc, plan);
+              emitter.target = target;
+              emitter.emitBlock(source, dest, sourceBase, destBase, streaming);
+              scf::YieldOp::create(bb, loc);
+            });
+        scf::YieldOp::create(b, loc);
+      });
+  // Non-temporal stores are weakly ordered: make them visible before
+  // anything the caller stores next.
+  if (streaming)
+    target->emitStreamingFence(builder, loc);
+}
+
+std::map<int, uint32_t>
+mlir::microscale::shiftMasks(const std::array<int8_t, 32> &map) {
+  std::map<int, uint32_t> masks;
+  for (int i = 0; i < 32; ++i)
+    masks[map[i] - i] |= uint32_t(1) << i;
+  return masks;
+}
+
+BlockConversionTarget::~BlockConversionTarget() = default;

@@ -1,0 +1,75 @@
+// RUN: mx-opt %s --split-input-file --microscale-nvvm-outline-kernels | FileCheck %s
+// RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{stage-conversions=false},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=GENERIC
+// The lowered conversions allocate nothing: the caller's output is the only
+// buffer written, shared memory the only scratch.
+// RUN: mx-opt %s --split-input-file --microscale-nvvm-outline-kernels | FileCheck %s --check-prefix=NOALLOC
+// NOALLOC-NOT: alloc
+
+// Canonical -> Hopper value (mx_axis = -2), unpadded: the staged kernel.
+// The block route's block is 64 x 128 values (4 KiB, 2^13 nibbles): one
+// tile per block of 2^(13 - 6) = 128 threads, 2 x 4 x 4 = 32 blocks. Phase
+// 1: two 16-byte loads per thread into the source-order tile A (swizzled
+// chunk addresses); phase 2: 8 words of A per thread, routed by byte
+// permutes (prmt.b32), Step B applied, 8 words into the destination-order
+// tile B; phase 3: 16-byte loads of B and 16-byte stores.
+!s = !microscale.qtensor<2x256x512, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.strided<major_dim = -1>>
+!h = !microscale.qtensor<2x256x512, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>>
+// CHECK-LABEL: func.func @to_hopper
+// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_0 blocks in (%c32, %c1, %c1) threads in (%c128, %c1, %c1) args(%{{.*}} : memref<131072xi8>, %{{.*}} : memref<131072xi8>)
+// CHECK: gpu.func @convert_storage_0(
+// CHECK-SAME: workgroup(%[[A:.*]] : memref<1024xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[B:.*]] : memref<1024xi32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-COUNT-2: vector.load %arg0[%{{.*}}] {alignment = 16 : i64} : memref<131072xi8>, vector<16xi8>
+// CHECK-COUNT-2: vector.store %{{.*}}, %[[A]][%{{.*}}] {alignment = 16 : i64}
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: memref.load %[[A]]
+// CHECK: llvm.inline_asm {{.*}}"prmt.b32 $0, $1, $2, 0x{{[0-9a-f]+}};", "=r,r,r"
+// CHECK-COUNT-8: memref.store %{{.*}}, %[[B]]
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[B]]{{.*}} vector<4xi32>
+// CHECK: vector.store %{{.*}}, %arg1[%{{.*}}] {alignment = 16 : i64} : memref<131072xi8>, vector<16xi8>
+// CHECK: vector.load %[[B]]
+// CHECK: vector.store
+// CHECK-NEXT: gpu.return
+// GENERIC-LABEL: func.func @to_hopper
+// GENERIC: gpu.launch_func {{.*}} args({{.*}}, %{{.*}} : index, %{{.*}} : index)
+// GENERIC-NOT: workgroup
+// GENERIC: gpu.return
+func.func @to_hopper(%src: memref<131072xi8>, %dst: memref<131072xi8>) {
+  microscale.convert_storage values %src, %dst : !s -> !h, memref<131072xi8>, memref<131072xi8>
+  return
+}
+
+// -----
+
+// Hopper mma_version 3 -> 2 (mx_axis = -1): the block route's block is
+// 16 x 64 values (2^10 nibbles), too small for a warp; two neighbouring
+// blocks of a band make one tile (2^11 nibbles, 32 threads), and four
+// tiles share a block of 128 threads: 2 x 256 x 512 / 2^11 / 4 = 32 blocks,
+// with 4 tiles of 256 words in each shared buffer.
+!h3 = !microscale.qtensor<2x256x512, f4E2M1FN, f8E8M0FNU, block = 2, axis = 2, values = #microscale.hopper_value<mx_axis = -1, mma_version = 3>>
+!h2 = !microscale.qtensor<2x256x512, f4E2M1FN, f8E8M0FNU, block = 2, axis = 2, values = #microscale.hopper_value<mx_axis = -1, mma_version = 2>>
+// CHECK-LABEL: func.func @mma3_to_mma2
+// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_{{[0-9]+}} blocks in (%c32, %c1, %c1) threads in (%c128, %c1, %c1)
+// CHECK: workgroup(%{{.*}} : memref<1024xi32
+func.func @mma3_to_mma2(%src: memref<?xi8>, %dst: memref<?xi8>) {
+  microscale.convert_storage values %src, %dst : !h3 -> !h2, memref<?xi8>, memref<?xi8>
+  return
+}
+
+// -----
+
+// Not staged: padded storage (K = 130 pads the Hopper image), a unit
+// range, and scales take the per-unit kernel with its unit range.
+!sp = !microscale.qtensor<130x64, f4E2M1FN, f8E8M0FNU, block = 2, axis = 0, values = #microscale.strided<major_dim = -1>>
+!hp = !microscale.qtensor<130x64, f4E2M1FN, f8E8M0FNU, block = 2, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>>
+!s = !microscale.qtensor<2x256x512, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.strided<major_dim = -1>>
+!h = !microscale.qtensor<2x256x512, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>>
+// CHECK-LABEL: func.func @per_unit
+// CHECK-COUNT-2: gpu.launch_func {{.*}} args({{.*}}, %{{.*}} : index, %{{.*}} : index)
+// CHECK-NOT: workgroup
+// CHECK: gpu.return
+func.func @per_unit(%src: memref<?xi8>, %dst: memref<?xi8>, %b: index, %e: index) {
+  microscale.convert_storage values %src, %dst : !sp -> !hp, memref<?xi8>, memref<?xi8>
+  microscale.convert_storage values %src, %dst units [%b, %e] : !s -> !h, memref<?xi8>, memref<?xi8>
+  return
+}

@@ -1,0 +1,49 @@
+// A tiling written by hand is checked at the op.
+// RUN: mx-opt %s --split-input-file --microscale-nvvm-outline-kernels --verify-diagnostics
+
+!canon = !microscale.qtensor<64x128, mxfp4, axis = 0>
+!hopper = !microscale.qtensor<64x128, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+func.func @unknown(%src: memref<4096xi8>, %dst: memref<16384xi8>) {
+  // expected-error @+1 {{unknown tiling "warp_rows" for this op (known: staged, tiles_per_block, block_size, units_per_thread, traversal)}}
+  microscale.convert_storage values %src, %dst {microscale.tiling = {warp_rows = 16}} : !canon -> !hopper, memref<4096xi8>, memref<16384xi8>
+  return
+}
+
+// -----
+
+!canon = !microscale.qtensor<64x128, mxfp4, axis = 0>
+!hopper = !microscale.qtensor<64x128, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+func.func @type(%src: memref<4096xi8>, %dst: memref<16384xi8>) {
+  // expected-error @+1 {{tiling staged must be true or false}}
+  microscale.convert_storage values %src, %dst {microscale.tiling = {staged = 1}} : !canon -> !hopper, memref<4096xi8>, memref<16384xi8>
+  return
+}
+
+// -----
+
+!canon = !microscale.qtensor<64x128, mxfp4, axis = 0>
+!hopper = !microscale.qtensor<64x128, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+func.func @range(%src: memref<4096xi8>, %dst: memref<16384xi8>) {
+  // expected-error @+1 {{tiling tiles_per_block = 3 must be a power of two in [1, 8]}}
+  microscale.convert_storage values %src, %dst {microscale.tiling = {tiles_per_block = 3}} : !canon -> !hopper, memref<4096xi8>, memref<16384xi8>
+  return
+}
+
+// -----
+
+!hopper = !microscale.qtensor<64x128, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+func.func @order(%v: memref<16384xi8>, %s: memref<512xi8>, %o: memref<8192xbf16>) {
+  // expected-error @+1 {{tiling tile_order must be "output" or "image"}}
+  microscale.dequantize_storage %v, %s into %o {microscale.tiling = {tile_order = "rows"}} : !hopper, memref<16384xi8>, memref<512xi8>, memref<8192xbf16>
+  return
+}
+
+// -----
+
+!canon = !microscale.qtensor<64x128, mxfp4, axis = 0>
+!hopper = !microscale.qtensor<64x128, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+func.func @dictionary(%src: memref<4096xi8>, %dst: memref<16384xi8>) {
+  // expected-error @+1 {{'microscale.tiling' must be a dictionary attribute}}
+  microscale.convert_storage values %src, %dst {microscale.tiling = 4} : !canon -> !hopper, memref<4096xi8>, memref<16384xi8>
+  return
+}

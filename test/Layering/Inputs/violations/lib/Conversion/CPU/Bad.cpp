@@ -1,0 +1,1 @@
+#include "microscale/Conversion/NVVM/Chip.h"

@@ -1,0 +1,130 @@
+//===- OutputFile.cpp - Write a tool's output without clobbering ----------===//
+#include "OutputFile.h"
+
+#include <unistd.h>
+
+using namespace microscale;
+namespace fs = llvm::sys::fs;
+
+static llvm::Error cannotWrite(llvm::StringRef path, std::error_code ec) {
+  return llvm::createStringError(ec, "cannot write '" + path +
+                                         "': " + ec.message());
+}
+
+static llvm::Error cannotWrite(llvm::StringRef path, const llvm::Twine &why) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "cannot write '" + path + "': " + why);
+}
+
+static bool isDeviceOrFIFO(fs::file_type type) {
+  return type == fs::file_type::character_file ||
+         type == fs::file_type::block_file || type == fs::file_type::fifo_file;
+}
+
+llvm::Expected<OutputFile> OutputFile::open(llvm::StringRef path) {
+  OutputFile out;
+  out.path = path.str();
+  if (path == "-") {
+    out.stream = std::make_unique<llvm::raw_fd_ostream>(STDOUT_FILENO,
+                                                        /*shouldClose=*/false);
+    return std::move(out);
+  }
+
+  // What is at OUT now (through links: a link to /dev/null is written like
+  // /dev/null).
+  fs::file_status status;
+  std::error_code ec = fs::status(path, status, /*Follow=*/true);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    return cannotWrite(path, ec);
+  const fs::file_type type = ec ? fs::file_type::file_not_found : status.type();
+  if (type == fs::file_type::directory_file)
+    return cannotWrite(path, "it is a directory");
+
+  if (isDeviceOrFIFO(type)) {
+    // Open what is there, never create: if it was replaced by a regular
+    // file since, that is refused below rather than truncated.
+    int fd;
+    if ((ec = fs::openFileForWrite(path, fd, fs::CD_OpenExisting,
+                                   fs::OF_None)))
+      return cannotWrite(path, ec);
+    fs::file_status opened;
+    if ((ec = fs::status(fd, opened)) || !isDeviceOrFIFO(opened.type())) {
+      ::close(fd);
+      return ec ? cannotWrite(path, ec)
+                : cannotWrite(path, "it changed while being opened");
+    }
+    out.stream =
+        std::make_unique<llvm::raw_fd_ostream>(fd, /*shouldClose=*/true);
+    return std::move(out);
+  }
+  if (type != fs::file_type::regular_file &&
+      type != fs::file_type::file_not_found)
+    return cannotWrite(path, "it is neither a regular file, a device nor a "
+                             "FIFO");
+
+  // A unique name next to OUT, so that the rename stays on one file system;
+  // TempFile creates it with O_EXCL (a planted link fails the create, it is
+  // never followed) and registers it for removal on SIGINT/SIGTERM.
+  llvm::Expected<fs::TempFile> temporary =
+      fs::TempFile::create(path + ".mx-convert-%%%%%%%%");
+  if (!temporary) {
+    std::error_code why = llvm::errorToErrorCode(temporary.takeError());
+    return cannotWrite(path, "cannot create a temporary next to it: " +
+                                 why.message());
+  }
+  out.temporary.emplace(std::move(*temporary));
+  out.stream = std::make_unique<llvm::raw_fd_ostream>(out.temporary->FD,
+                                                      /*shouldClose=*/false);
+  return std::move(out);
+}
+
+OutputFile::OutputFile(OutputFile &&other)
+    : path(std::move(other.path)), temporary(std::move(other.temporary)),
+      stream(std::move(other.stream)), done(other.done) {
+  other.temporary.reset();
+  other.done = true;
+}
+
+OutputFile::~OutputFile() { discard(); }
+
+void OutputFile::discard() {
+  if (done)
+    return;
+  done = true;
+  if (stream) {
+    // A stream destroyed with an error pending aborts the process ("IO
+    // failure on output stream"): the error was reported, or is moot.
+    stream->flush();
+    stream->clear_error();
+    stream.reset();
+  }
+  if (temporary)
+    llvm::consumeError(temporary->discard());
+}
+
+llvm::Error OutputFile::commit() {
+  assert(!done && "committed or discarded twice");
+  stream->flush();
+  // Devices report errors on close (a full disk behind NFS, for instance).
+  if (!temporary && path != "-")
+    stream->close();
+  if (stream->has_error()) {
+    std::error_code ec = stream->error();
+    discard();
+    return cannotWrite(path == "-" ? llvm::StringRef("<stdout>")
+                                   : llvm::StringRef(path),
+                       ec);
+  }
+  stream.reset();
+  done = true;
+  if (!temporary)
+    return llvm::Error::success();
+  // rename() replaces OUT's directory entry (a link there included)
+  // atomically. TempFile::keep(OUT) would fall back to copying through OUT
+  // when the rename fails, which is what must not happen.
+  if (std::error_code ec = fs::rename(temporary->TmpName, path)) {
+    llvm::consumeError(temporary->discard());
+    return cannotWrite(path, ec);
+  }
+  return temporary->keep();
+}

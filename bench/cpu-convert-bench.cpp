@@ -80,6 +80,8 @@ int main(int argc, char **argv) {
   const char *shuffled =
       "#microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>";
   const char *canonical = "#microscale.strided";
+  const char *kMajor = "#microscale.strided<major_dim = -2>";
+  const char *blackwellValue = "#microscale.blackwell_value";
   const char *hopperScale = "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>";
   const char *blackwellScale = "#microscale.blackwell_scale";
   std::vector<Case> cases = {
@@ -95,6 +97,24 @@ int main(int argc, char **argv) {
        weight(shuffled, rank - 2)},
       {"blackwell_shuffled(128,256) -> strided", weight(shuffled, rank - 2),
        weight(canonical, rank - 2)},
+      // From the checkpoint's form (gpt-oss stores its weights K-major):
+      // to each GPU's layout and back, and the transpose.
+      {"strided(-2) -> hopper_value(mx=-2, mma3)", weight(kMajor, rank - 2),
+       weight(hopperK, rank - 2)},
+      {"hopper_value(mx=-2, mma3) -> strided(-2)", weight(hopperK, rank - 2),
+       weight(kMajor, rank - 2)},
+      {"strided(-2) -> blackwell_shuffled(128,256)", weight(kMajor, rank - 2),
+       weight(shuffled, rank - 2)},
+      {"blackwell_shuffled(128,256) -> strided(-2)", weight(shuffled, rank - 2),
+       weight(kMajor, rank - 2)},
+      {"strided(-2) -> blackwell_value", weight(kMajor, rank - 2),
+       weight(blackwellValue, rank - 2)},
+      {"blackwell_value -> strided(-2)", weight(blackwellValue, rank - 2),
+       weight(kMajor, rank - 2)},
+      {"strided(-2) -> strided (transpose)", weight(kMajor, rank - 2),
+       weight(canonical, rank - 2)},
+      {"strided -> strided(-2) (transpose)", weight(canonical, rank - 2),
+       weight(kMajor, rank - 2)},
       // The weight's E8M0 scales ([16, 128, 4096]: 8 MiB).
       {"scales: strided -> hopper_scale(mx=-2, 8 warps)",
        weightScales(canonical, rank - 2), weightScales(hopperScale, rank - 2),

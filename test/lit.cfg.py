@@ -21,9 +21,23 @@ config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%microscale_libs",
                              os.path.join(config.microscale_obj_root, "lib")))
 # Upstream's own mlir-opt (Debian's, linked against libMLIR.so), for the
-# plugin tests.
-config.substitutions.append(("%upstream_mlir_opt",
-                             os.path.join(config.llvm_tools_dir, "mlir-opt")))
+# plugin tests. In an AddressSanitizer build (MICROSCALE_SANITIZE) the
+# plugins need the sanitizer's runtime, which Debian's mlir-opt lacks: it is
+# preloaded (its leaks are upstream's, not ours; allow_user_poisoning=0 as
+# scripts/run-sanitized-tests.sh says why).
+upstream_mlir_opt = os.path.join(config.llvm_tools_dir, "mlir-opt")
+if "address" in config.microscale_sanitize.split(";"):
+    import subprocess
+    asan_runtime = subprocess.run(
+        [config.microscale_cxx_compiler,
+         "-print-file-name=libclang_rt.asan-x86_64.so"],
+        capture_output=True, text=True).stdout.strip()
+    upstream_mlir_opt = (
+        "env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0 %s"
+        % (asan_runtime, upstream_mlir_opt))
+if config.microscale_sanitize:
+    config.available_features.add("sanitizer")
+config.substitutions.append(("%upstream_mlir_opt", upstream_mlir_opt))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -55,6 +55,9 @@ int main(int argc, char **argv) {
     std::printf("SKIP: %s\n", driver.getError().c_str());
     return 0;
   }
+  // All the work on one non-blocking stream: copies, poisoning, launches,
+  // timing events.
+  cuda::Stream stream = driver.createStream();
   std::vector<Case> cases = readManifest(dir + "/manifest.txt");
   if (cases.empty()) {
     std::printf("no kernels in %s/manifest.txt\n", dir.c_str());
@@ -101,12 +104,12 @@ int main(int argc, char **argv) {
     cuda::DevicePtr dv = driver.allocate(valueBytes), ds = driver.allocate(scaleBytes);
     cuda::DevicePtr dout = driver.allocate(outElements * 2);
     cuda::DevicePtr copyA = driver.allocate(outElements * 2), copyB = driver.allocate(outElements * 2);
-    driver.copyToDevice(dv, values.data(), valueBytes);
-    driver.copyToDevice(ds, scales.data(), scaleBytes);
-    driver.memset(dout, 0xA5, outElements * 2); // poison
+    driver.copyToDevice(dv, values.data(), valueBytes, stream);
+    driver.copyToDevice(ds, scales.data(), scaleBytes, stream);
+    driver.memset(dout, 0xA5, outElements * 2, stream); // poison
     std::vector<void *> args = {&dv, &ds, &dout};
-    driver.launch(kernel, c.grid, c.block, args, nullptr);
-    driver.synchronize();
+    driver.launch(kernel, c.grid, c.block, args, stream);
+    driver.synchronize(stream);
     if (c.check != "time") {
       // The reference: unpack the codes through the layouts, dequantize.
       ref::QuantizedTensor tensor;
@@ -120,7 +123,8 @@ int main(int argc, char **argv) {
       scaleLayout->load(scales.data(), tensor.scales.data());
       std::vector<float> expected = ref::dequantize(tensor, ref::E8M0Edges::OCP);
       std::vector<uint16_t> actual(outElements);
-      driver.copyToHost(actual.data(), dout, outElements * 2);
+      driver.copyToHost(actual.data(), dout, outElements * 2, stream);
+      driver.synchronize(stream);
       size_t bad = 0, nan = 0;
       for (size_t i = 0; i < outElements; ++i) {
         uint16_t want = ref::toBF16Bits(expected[i]);
@@ -138,10 +142,10 @@ int main(int argc, char **argv) {
                   outElements, nan, bad);
       failures += bad != 0;
     } else {
-      auto median = [&](auto fn) { return bench::medianMs(driver, fn, 5, 30); };
-      float ours = median([&] { driver.launch(kernel, c.grid, c.block, args, nullptr); });
+      auto median = [&](auto fn) { return bench::medianMs(driver, fn, 5, 30, stream); };
+      float ours = median([&] { driver.launch(kernel, c.grid, c.block, args, stream); });
       const size_t copyBytes = outElements * 2;
-      float copy = median([&] { driver.copyOnDevice(copyB, copyA, copyBytes, nullptr); });
+      float copy = median([&] { driver.copyOnDevice(copyB, copyA, copyBytes, stream); });
       // Copy bandwidth counts read + write.
       double bandwidth = 2.0 * copyBytes / (copy * 1e-3);
       double moved = valueBytes + scaleBytes + outElements * 2.0;

@@ -16,8 +16,6 @@
 // (bench/gpu/run-on-h200.sh does both.)
 //
 //===----------------------------------------------------------------------===//
-#include "microscale/Reference/Layout.h"
-#include "microscale/Reference/TritonLayouts.h"
 #include "microscale/Runtime/CUDA/CudaDriver.h"
 
 #include "BenchSupport.h"
@@ -33,40 +31,8 @@
 #include <vector>
 
 using namespace microscale;
-
-static std::vector<std::string> split(const std::string &text, char sep) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  std::string part;
-  while (std::getline(stream, part, sep))
-    parts.push_back(part);
-  return parts;
-}
-
-static std::unique_ptr<ref::Layout> makeLayout(const std::string &spec,
-                                               std::vector<int64_t> shape,
-                                               unsigned bits,
-                                               std::string *error) {
-  auto p = split(spec, ':');
-  const std::string &kind = p[0];
-  if (kind == "strided")
-    return ref::makeStridedLayout(shape, bits, std::stoll(p[1]), error);
-  if (kind == "hopper_value")
-    return ref::makeHopperValueLayout(shape, std::stoll(p[1]), std::stoi(p[2]), error);
-  if (kind == "hopper_scale")
-    return ref::makeHopperScaleLayout(shape, std::stoll(p[1]), std::stoi(p[2]), error);
-  if (kind == "blackwell_value")
-    return ref::makeBlackwellValueLayout(shape, error);
-  if (kind == "blackwell_shuffled")
-    return ref::makeBlackwellShuffledValueLayout(shape, std::stoll(p[1]),
-                                                 std::stoll(p[2]), error);
-  if (kind == "blackwell_scale")
-    return ref::makeBlackwellScaleLayout(shape, error);
-  if (kind == "cdna4_scale")
-    return ref::makeCDNA4ScaleLayout(shape, error);
-  *error = "unknown layout spec " + spec;
-  return nullptr;
-}
+using bench::makeLayout;
+using bench::split;
 
 int main(int argc, char **argv) {
   const std::string dir = argc > 1 ? argv[1] : "bench/gpu/kernels";

@@ -6,9 +6,11 @@
 # (check: exhaustive = every 16-bit pattern in both halves of a word and
 # every E8M0 code; random = random codes and scales, every scale code;
 # time = timed only; grid and block as the compiler chose them).
-#   bench/gpu/make_dequant_kernels.sh MX_OPT OUT_DIR
+#   bench/gpu/make_dequant_kernels.sh MX_OPT OUT_DIR [check]
+# With "check", only the small checked shapes (for the GPU checks:
+# run-sanitizers-on-h200.sh, stream-check).
 set -euo pipefail
-mx_opt="$1" out="$2"
+mx_opt="$1" out="$2" mode="${3:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$out"
 : > "$out/manifest.txt"
@@ -40,6 +42,18 @@ default=""   # staged, folded with the exact fallback, 4 tiles per block
 exact="fold-scale-bias=false"
 perword="stage-dequantize=false traversal=column-major"
 perword_exact="stage-dequantize=false traversal=column-major fold-scale-bias=false"
+if [ "$mode" = check ]; then
+  emit exhaustive 1 512 1024 -2 exhaustive "$default"
+  emit exhaustive-mx1 1 1024 512 -1 exhaustive "$default"
+  emit exhaustive-perword 1 512 1024 -2 exhaustive "$perword"
+  emit padded 2 96 200 -2 random "$default"
+  emit padded-odd 1 64 66 -2 random "$default"
+  emit padded-mx1-exact 3 66 160 -1 random "$exact"
+  emit padded-t1 2 96 200 -2 random "dequantize-tiles-per-block=1"
+  emit padded-perword 2 96 200 -2 random "$perword"
+  echo "kernels in $out"
+  exit 0
+fi
 # Exhaustive: 65536 words, each mx_axis, each variant.
 emit exhaustive 1 512 1024 -2 exhaustive "$default"
 emit exhaustive-exact 1 512 1024 -2 exhaustive "$exact"

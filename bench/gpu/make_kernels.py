@@ -136,6 +136,27 @@ def cases():
     return out
 
 
+def check_cases():
+    """A small set for the checks (compute-sanitizer, streams, a second
+    device): padded and unpadded shapes, staged and per-unit kernels."""
+    out = [("values", [2, 64, 128], "strided:-1", "hopper_value:-2:3", True),
+           ("values", [2, 64, 128], "hopper_value:-2:3", "strided:-1", True),
+           ("values", [130, 66], "strided:-1", "blackwell_value", True),
+           ("values", [2, 3, 66, 34], "blackwell_shuffled:128:256", "strided:-1", True),
+           ("values", [2, 34, 96], "strided:-1", "hopper_value:-1:2", True),
+           ("scales", [2, 7, 200], "strided:-1", "hopper_scale:-2:8", True),
+           ("scales", [2, 64, 128], "blackwell_scale", "strided:-1", True),
+           ("values", [2, 256, 512], "hopper_value:-2:3", "blackwell_shuffled:128:256", True),
+           ("values", [2, 256, 512], "blackwell_value", "hopper_value:-2:2", True),
+           ("scales", [2, 256, 512], "hopper_scale:-2:8", "cdna4_scale", True)]
+    out += [c[:5] + (4, "column-major", False) for c in list(out)]
+    out.append(("values", [2, 256, 512], "strided:-1", "hopper_value:-2:3", True,
+                4, "row-major", True, "conversion-tiles-per-block=2"))
+    out.append(("values", [2, 256, 512], "strided:-1", "hopper_value:-1:3", True,
+                1, "column-major", False))
+    return out
+
+
 def mlir_for(part, shape, src, dst):
     rank = len(shape)
     axis = None
@@ -169,10 +190,15 @@ def main():
                              "cubin (ptxas at build time)")
     parser.add_argument("--all-pairs", action="store_true",
                         help="every pair of layouts instead of the benchmark set")
+    parser.add_argument("--check-set", action="store_true",
+                        help="the small set of the GPU checks "
+                             "(run-sanitizers-on-h200.sh, stream-check)")
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     manifest = []
-    for index, case in enumerate(all_pairs() if args.all_pairs else cases()):
+    chosen = (all_pairs() if args.all_pairs else
+              check_cases() if args.check_set else cases())
+    for index, case in enumerate(chosen):
         part, shape, src, dst, check = case[:5]
         per_thread = case[5] if len(case) > 5 else 4
         traversal = case[6] if len(case) > 6 else "row-major"

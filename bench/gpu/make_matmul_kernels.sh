@@ -3,7 +3,9 @@
 # microscale-gpu-to-ptx) of the matmul benchmark as cubins (ptxas here):
 # small correctness shapes, issue 8's benchmark shapes and its MoE case.
 #   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR [sweep]
-# With "sweep", the decode shapes instead, at several tilings.
+# With "sweep", the decode shapes instead, at several tilings; with "check",
+# only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
+# stream-check).
 # cases.txt: m k n threads name gridX gridY gridZ experts tokens.
 set -euo pipefail
 mx_opt="$1" out="$2" mode="${3:-}"
@@ -74,6 +76,15 @@ if [ "$mode" = sweep ]; then
                 "0 0 16 32 4 0 0 0 0" "2 0 0 32 0 0 0 0 0"; do
     emit 512 4096 4096 32 128 $config
   done
+elif [ "$mode" = check ]; then
+  emit 1 256 64
+  emit 5 512 96
+  emit 33 1024 200
+  emit 130 512 136
+  emit 40 512 96 8 10
+  emit 40 512 96 8 10 0 0 0 0 0 1 1  # activations unstaged
+  emit 40 512 96 8 10 0 0 0 32       # 32 rows per warp
+  emit 16 1024 256 0 16 0 0 0 0 0 1 1
 else
   # Correctness: M = 1, M not a multiple of 8 or 16, N not a multiple of
   # 16 or 32, K not a multiple of 128; a small ragged product.

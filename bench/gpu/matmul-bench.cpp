@@ -43,13 +43,16 @@ int main(int argc, char **argv) {
     std::printf("SKIP: %s\n", driver.getError().c_str());
     return 0;
   }
+  // All the work on one non-blocking stream: copies, poisoning, launches,
+  // timing events.
+  cuda::Stream stream = driver.createStream();
   // Copy bandwidth (read + write) of 256 MiB, for the decode floor.
   const size_t copyBytes = size_t(256) << 20;
   cuda::DevicePtr copyA = driver.allocate(copyBytes),
                   copyB = driver.allocate(copyBytes);
   const float copyMs = bench::medianMs(
-      driver, [&] { driver.copyOnDevice(copyB, copyA, copyBytes, nullptr); },
-      5, 30);
+      driver, [&] { driver.copyOnDevice(copyB, copyA, copyBytes, stream); },
+      5, 30, stream);
   const double bandwidth = 2.0 * copyBytes / (copyMs * 1e-3);
   driver.free(copyA);
   driver.free(copyB);
@@ -144,22 +147,22 @@ int main(int argc, char **argv) {
     for (int c = 0; c < copies; ++c) {
       dv[c] = driver.allocate(values.size());
       ds[c] = driver.allocate(scaleCodes.size());
-      driver.copyToDevice(dv[c], values.data(), values.size());
-      driver.copyToDevice(ds[c], scaleCodes.data(), scaleCodes.size());
+      driver.copyToDevice(dv[c], values.data(), values.size(), stream);
+      driver.copyToDevice(ds[c], scaleCodes.data(), scaleCodes.size(), stream);
     }
     cuda::DevicePtr doffsets = 0, dcounts = 0, dgather = 0, dscatter = 0;
     if (experts) {
       doffsets = driver.allocate(experts * 4);
       dcounts = driver.allocate(experts * 4);
       dgather = driver.allocate(gather.size() * 4);
-      driver.copyToDevice(doffsets, offsets.data(), experts * 4);
-      driver.copyToDevice(dcounts, counts.data(), experts * 4);
-      driver.copyToDevice(dgather, gather.data(), gather.size() * 4);
+      driver.copyToDevice(doffsets, offsets.data(), experts * 4, stream);
+      driver.copyToDevice(dcounts, counts.data(), experts * 4, stream);
+      driver.copyToDevice(dgather, gather.data(), gather.size() * 4, stream);
       dscatter = driver.allocate(scatter.size() * 4);
-      driver.copyToDevice(dscatter, scatter.data(), scatter.size() * 4);
+      driver.copyToDevice(dscatter, scatter.data(), scatter.size() * 4, stream);
     }
-    driver.copyToDevice(da, a.data(), a.size() * 2);
-    driver.memset(dout, 0xFF, m * n * 2); // poison: bf16 NaN
+    driver.copyToDevice(da, a.data(), a.size() * 2, stream);
+    driver.memset(dout, 0xFF, m * n * 2, stream); // poison: bf16 NaN
     float g = globalScale;
     std::vector<std::vector<void *>> args(copies);
     for (int c = 0; c < copies; ++c) {
@@ -170,10 +173,11 @@ int main(int argc, char **argv) {
     }
     // The launch the compiler emits (cases.txt records its grid).
     const unsigned block = static_cast<unsigned>(threads);
-    driver.launch(kernel, gridX, gridY, gridZ, block, args[0], nullptr);
-    driver.synchronize();
+    driver.launch(kernel, gridX, gridY, gridZ, block, args[0], stream);
+    driver.synchronize(stream);
     std::vector<uint16_t> out(m * n);
-    driver.copyToHost(out.data(), dout, out.size() * 2);
+    driver.copyToHost(out.data(), dout, out.size() * 2, stream);
+    driver.synchronize(stream);
 
     // Every output of small shapes, 512 samples of large ones.
     const bool full = small;
@@ -210,9 +214,9 @@ int main(int argc, char **argv) {
             [&] {
               for (int i = 0; i < perRound; ++i)
                 driver.launch(kernel, gridX, gridY, gridZ, block,
-                              args[i % copies], nullptr);
+                              args[i % copies], stream);
             },
-            2, 15) /
+            2, 15, stream) /
         perRound;
     // The decode floor: the weight and its scales read once.
     const double floorUs = (values.size() + scaleCodes.size()) / bandwidth * 1e6;

@@ -61,5 +61,10 @@
 // RUN: not mx-convert --type 4611686018427387904x4xf8E8M0FNU --to '#microscale.strided' %t/two.bin -o %t/out.bin 2>&1 | FileCheck %s --check-prefix=OVERFLOW-SCALES
 // OVERFLOW-SCALES: mx-convert: error: --type: 4611686018427387904x4xf8E8M0FNU has more than 2^48 elements
 
+// Spellings nested deep enough to overflow the stack of MLIR's recursive
+// parser (a few thousand levels) are refused before it sees them.
+// RUN: not mx-convert --type 2x2xf4E2M1FN --to '[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[' %t/two.bin -o %t/out.bin 2>&1 | FileCheck %s --check-prefix=DEEP
+// DEEP: mx-convert: error: --to: '{{\[+}}...' nests deeper than 32 levels
+
 // RUN: not ls %t/out.bin %t/out.safetensors
 // RUN: not ls %t/out.bin.mx-convert-* %t/out.safetensors.mx-convert-*

@@ -27,6 +27,12 @@
 // RUN: test ! -L %t/link.bin
 // RUN: cmp %t/link.bin %t/expected.bin
 
+// A '%' in OUT's path is just a character (not a random digit, as in a
+// TempFile model).
+// RUN: mkdir %t/100%%
+// RUN: mx-convert --type 2x64x128xf4E2M1FN --to '#microscale.blackwell_value' %t/in.bin -o %t/100%%/out%%.bin
+// RUN: cmp %t/100%%/out%%.bin %t/expected.bin
+
 // A directory is refused.
 // RUN: mkdir %t/dir
 // RUN: not mx-convert --type 2x64x128xf4E2M1FN --to '#microscale.blackwell_value' %t/in.bin -o %t/dir 2>&1 | FileCheck %s --check-prefix=DIR

@@ -32,14 +32,42 @@ static std::optional<int64_t> product(ArrayRef<int64_t> shape) {
 
 namespace microscale::convert {
 
-LayoutAttrInterface parseLayout(MLIRContext &context,
-                                                     StringRef flag,
-                                                     StringRef text,
-                                                     std::string &error) {
+bool nestsAtMost(StringRef text, int limit) {
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i; // the escaped character cannot end the string
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > limit)
+        return false;
+    } else if (c == ')' || c == ']' || c == '}' || c == '>')
+      depth = std::max(depth - 1, 0);
+  }
+  return true;
+}
+
+LayoutAttrInterface parseLayout(MLIRContext &context, StringRef flag,
+                                StringRef text, std::string &error) {
+  if (!nestsAtMost(text, kMaxSpellingDepth)) {
+    error =
+        ("--" + flag + ": '" + text.take_front(40) + "...' nests deeper than " +
+         llvm::Twine(kMaxSpellingDepth) + " levels")
+            .str();
+    return {};
+  }
   Attribute attr = parseAttribute(text, &context);
   if (!attr) {
-    error = ("--" + flag + ": cannot parse '" + text + "' as an attribute")
-                .str();
+    error =
+        ("--" + flag + ": cannot parse '" + text + "' as an attribute").str();
     return {};
   }
   auto layout = dyn_cast<LayoutAttrInterface>(attr);
@@ -51,25 +79,31 @@ LayoutAttrInterface parseLayout(MLIRContext &context,
   return layout;
 }
 
-RankedTensorType parseLogicalType(MLIRContext &context,
-                                                       StringRef text,
-                                                       std::string &error) {
+RankedTensorType parseLogicalType(MLIRContext &context, StringRef text,
+                                  std::string &error) {
+  if (!nestsAtMost(text, kMaxSpellingDepth)) {
+    error = ("--type: '" + text.take_front(40) + "...' nests deeper than " +
+             llvm::Twine(kMaxSpellingDepth) + " levels")
+                .str();
+    return {};
+  }
   // The shaped-type spelling of a tensor body: 2x64x128xf4E2M1FN.
-  std::string wrapped = text.starts_with("tensor<")
-                            ? text.str()
-                            : "tensor<" + text.str() + ">";
+  std::string wrapped =
+      text.starts_with("tensor<") ? text.str() : "tensor<" + text.str() + ">";
   Type parsed = parseType(wrapped, &context);
   auto tensor = dyn_cast_or_null<RankedTensorType>(parsed);
   if (!tensor || !tensor.hasStaticShape()) {
     error = ("--type: expected a static shaped type such as "
-             "2x64x128xf4E2M1FN, got '" + text + "'")
+             "2x64x128xf4E2M1FN, got '" +
+             text + "'")
                 .str();
     return {};
   }
   bool isScales = isa<Float8E8M0FNUType>(tensor.getElementType());
   if (!isScales && !isa<Float4E2M1FNType>(tensor.getElementType())) {
     error = ("--type: the element type must be f4E2M1FN (packed FP4 "
-             "values) or f8E8M0FNU (scale bytes), got " + text)
+             "values) or f8E8M0FNU (scale bytes), got " +
+             text)
                 .str();
     return {};
   }
@@ -78,8 +112,13 @@ RankedTensorType parseLogicalType(MLIRContext &context,
     return {};
   }
   // The dialect's own bound (QTensorType's verifier): storage sizes stay
-  // far from overflowing int64. Checked here first, as `tensor` has none.
-  std::optional<int64_t> elements = product(tensor.getShape());
+  // far from overflowing int64. Checked here first, as `tensor` has none,
+  // and over the nonzero extents: an empty tensor's strides are products
+  // of its other extents, and must not overflow either.
+  SmallVector<int64_t> nonzero;
+  llvm::copy_if(tensor.getShape(), std::back_inserter(nonzero),
+                [](int64_t extent) { return extent != 0; });
+  std::optional<int64_t> elements = product(nonzero);
   if (!elements || *elements > (int64_t(1) << 48)) {
     error = ("--type: " + text + " has more than 2^48 elements").str();
     return {};
@@ -87,10 +126,10 @@ RankedTensorType parseLogicalType(MLIRContext &context,
   return tensor;
 }
 
-std::optional<Conversion> checkConversion(
-    MLIRContext &context, StringRef typeText, StringRef fromText,
-    StringRef toText, uint64_t inputBytes, StringRef inputName,
-    std::optional<uint64_t> availableBytes, std::string &error) {
+std::optional<Conversion>
+checkConversion(MLIRContext &context, StringRef typeText, StringRef fromText,
+                StringRef toText, uint64_t inputBytes, StringRef inputName,
+                std::optional<uint64_t> availableBytes, std::string &error) {
   RankedTensorType tensor = parseLogicalType(context, typeText, error);
   if (!tensor)
     return std::nullopt;
@@ -101,9 +140,8 @@ std::optional<Conversion> checkConversion(
   LayoutAttrInterface to = parseLayout(context, "to", toText, error);
   if (!to)
     return std::nullopt;
-  const LayoutRole role = isScales ? LayoutRole::Scales : LayoutRole::Values;
-  for (auto [layout, flag] :
-       {std::pair(from, "--from"), std::pair(to, "--to")})
+  const StoragePart role = isScales ? StoragePart::scales : StoragePart::values;
+  for (auto [layout, flag] : {std::pair(from, "--from"), std::pair(to, "--to")})
     if (!layout.supportsRole(role)) {
       error = (llvm::Twine(flag) + ": " + toString(layout) + " cannot hold " +
                (isScales ? "scales" : "FP4 values"))
@@ -152,8 +190,7 @@ std::optional<Conversion> checkConversion(
     return std::nullopt;
 
   auto storageShape = [&](QTensorType type) {
-    return isScales ? type.getScaleStorageShape()
-                    : type.getValueStorageShape();
+    return isScales ? type.getScaleStorageShape() : type.getValueStorageShape();
   };
   std::optional<int64_t> sourceBytes =
       product(storageShape(conversion.fromType));
@@ -178,8 +215,8 @@ std::optional<Conversion> checkConversion(
     error = ("converting " + inputName + " (" + llvm::Twine(inputBytes) +
              " bytes) to " + toText + " would write " +
              llvm::Twine(conversion.destBytes) +
-             " bytes, more than the limit of " +
-             llvm::Twine(kMaxOutputGrowth) + " x the input + 64 MiB: the "
+             " bytes, more than the limit of " + llvm::Twine(kMaxOutputGrowth) +
+             " x the input + 64 MiB: the "
              "layout's padding dwarfs the tensor")
                 .str();
     return std::nullopt;
@@ -195,9 +232,9 @@ std::optional<Conversion> checkConversion(
   return conversion;
 }
 
-std::optional<std::string>
-inferCheckpointType(StringRef name, ArrayRef<int64_t> shape,
-                                         std::string &error) {
+std::optional<std::string> inferCheckpointType(StringRef name,
+                                               ArrayRef<int64_t> shape,
+                                               std::string &error) {
   const bool blocks = name.ends_with("_blocks");
   const bool scales = name.ends_with("_scales");
   if ((blocks && (shape.size() < 3 || shape.back() != 16)) ||

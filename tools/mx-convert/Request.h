@@ -30,6 +30,15 @@ namespace microscale::convert {
 inline constexpr uint64_t kMaxOutputGrowth = 8;
 inline constexpr uint64_t kOutputSlackBytes = uint64_t(64) << 20;
 
+/// The deepest nesting of brackets in a spelling handed to MLIR's parser:
+/// its recursive descent overflows the stack on a few thousand "[" (an
+/// upstream limit), and no layout or type spelling nests more than 3 deep.
+inline constexpr int kMaxSpellingDepth = 32;
+
+/// Whether `text` nests (), [], {} and <> at most `limit` deep (brackets in
+/// strings do not count).
+bool nestsAtMost(llvm::StringRef text, int limit);
+
 /// One conversion, checked: its two qtensor types and byte counts.
 struct Conversion {
   mlir::microscale::QTensorType fromType, toType;
@@ -40,9 +49,10 @@ struct Conversion {
 
 /// The layout attribute spelled `text` (for the flag `--flag`), or null
 /// with `error` set.
-mlir::microscale::LayoutAttrInterface
-parseLayout(mlir::MLIRContext &context, llvm::StringRef flag,
-            llvm::StringRef text, std::string &error);
+mlir::microscale::LayoutAttrInterface parseLayout(mlir::MLIRContext &context,
+                                                  llvm::StringRef flag,
+                                                  llvm::StringRef text,
+                                                  std::string &error);
 
 /// The logical tensor spelled `text` (2x64x128xf4E2M1FN, f4E2M1FN values or
 /// f8E8M0FNU scales, static, rank >= 1, at most 2^48 elements), or null

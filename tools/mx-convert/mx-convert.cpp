@@ -261,8 +261,9 @@ static bool convert(MLIRContext &context, const Request &request,
     return reject(error);
   double compileSeconds = seconds(start);
   const int64_t inBytes = request.input.size();
-  if (conversion->getSourceBytes() != static_cast<int64_t>(checked->sourceBytes) ||
-      conversion->getDestBytes() != static_cast<int64_t>(checked->destBytes))
+  if (static_cast<uint64_t>(conversion->getSourceBytes()) !=
+          checked->sourceBytes ||
+      static_cast<uint64_t>(conversion->getDestBytes()) != checked->destBytes)
     return reject("the compiled conversion's sizes (" +
                   llvm::Twine(conversion->getSourceBytes()) + " -> " +
                   llvm::Twine(conversion->getDestBytes()) +

@@ -1,6 +1,10 @@
 //===- OutputFile.cpp - Write a tool's output without clobbering ----------===//
 #include "OutputFile.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Signals.h"
+
 #include <unistd.h>
 
 using namespace microscale;
@@ -44,8 +48,7 @@ llvm::Expected<OutputFile> OutputFile::open(llvm::StringRef path) {
     // Open what is there, never create: if it was replaced by a regular
     // file since, that is refused below rather than truncated.
     int fd;
-    if ((ec = fs::openFileForWrite(path, fd, fs::CD_OpenExisting,
-                                   fs::OF_None)))
+    if ((ec = fs::openFileForWrite(path, fd, fs::CD_OpenExisting, fs::OF_None)))
       return cannotWrite(path, ec);
     fs::file_status opened;
     if ((ec = fs::status(fd, opened)) || !isDeviceOrFIFO(opened.type())) {
@@ -62,20 +65,28 @@ llvm::Expected<OutputFile> OutputFile::open(llvm::StringRef path) {
     return cannotWrite(path, "it is neither a regular file, a device nor a "
                              "FIFO");
 
-  // A unique name next to OUT, so that the rename stays on one file system;
-  // TempFile creates it with O_EXCL (a planted link fails the create, it is
-  // never followed) and registers it for removal on SIGINT/SIGTERM.
-  llvm::Expected<fs::TempFile> temporary =
-      fs::TempFile::create(path + ".mx-convert-%%%%%%%%");
-  if (!temporary) {
-    std::error_code why = llvm::errorToErrorCode(temporary.takeError());
-    return cannotWrite(path, "cannot create a temporary next to it: " +
-                                 why.message());
+  // A unique name next to OUT (so that the rename stays on one file
+  // system), created with O_CREAT | O_EXCL: a link planted there fails the
+  // create, it is never followed. It is removed on SIGINT and SIGTERM.
+  // (fs::TempFile does the same, but its model turns every '%' of OUT's
+  // path, directories included, into a random digit.)
+  for (int attempt = 0;; ++attempt) {
+    std::string name = (path + ".mx-convert-" +
+                        llvm::utohexstr(llvm::sys::Process::GetRandomNumber()))
+                           .str();
+    int fd;
+    ec = fs::openFileForWrite(name, fd, fs::CD_CreateNew, fs::OF_None);
+    if (!ec) {
+      llvm::sys::RemoveFileOnSignal(name);
+      out.temporary = name;
+      out.stream =
+          std::make_unique<llvm::raw_fd_ostream>(fd, /*shouldClose=*/true);
+      return std::move(out);
+    }
+    if (ec != std::errc::file_exists || attempt == 100)
+      return cannotWrite(path, "cannot create a temporary next to it: " +
+                                   ec.message());
   }
-  out.temporary.emplace(std::move(*temporary));
-  out.stream = std::make_unique<llvm::raw_fd_ostream>(out.temporary->FD,
-                                                      /*shouldClose=*/false);
-  return std::move(out);
 }
 
 OutputFile::OutputFile(OutputFile &&other)
@@ -94,37 +105,45 @@ void OutputFile::discard() {
   if (stream) {
     // A stream destroyed with an error pending aborts the process ("IO
     // failure on output stream"): the error was reported, or is moot.
-    stream->flush();
+    if (path == "-")
+      stream->flush(); // stdout is not ours to close
+    else
+      stream->close();
     stream->clear_error();
     stream.reset();
   }
-  if (temporary)
-    llvm::consumeError(temporary->discard());
+  if (temporary) {
+    fs::remove(*temporary);
+    llvm::sys::DontRemoveFileOnSignal(*temporary);
+  }
 }
 
 llvm::Error OutputFile::commit() {
   assert(!done && "committed or discarded twice");
-  stream->flush();
-  // Devices report errors on close (a full disk behind NFS, for instance).
-  if (!temporary && path != "-")
+  // Flushed, and closed unless it is stdout: a file system may report a
+  // full disk only then.
+  if (path == "-")
+    stream->flush();
+  else
     stream->close();
   if (stream->has_error()) {
     std::error_code ec = stream->error();
     discard();
-    return cannotWrite(path == "-" ? llvm::StringRef("<stdout>")
-                                   : llvm::StringRef(path),
-                       ec);
+    return cannotWrite(
+        path == "-" ? llvm::StringRef("<stdout>") : llvm::StringRef(path), ec);
   }
   stream.reset();
-  done = true;
-  if (!temporary)
+  if (!temporary) {
+    done = true;
     return llvm::Error::success();
+  }
   // rename() replaces OUT's directory entry (a link there included)
-  // atomically. TempFile::keep(OUT) would fall back to copying through OUT
-  // when the rename fails, which is what must not happen.
-  if (std::error_code ec = fs::rename(temporary->TmpName, path)) {
-    llvm::consumeError(temporary->discard());
+  // atomically.
+  if (std::error_code ec = fs::rename(*temporary, path)) {
+    discard();
     return cannotWrite(path, ec);
   }
-  return temporary->keep();
+  llvm::sys::DontRemoveFileOnSignal(*temporary);
+  done = true;
+  return llvm::Error::success();
 }

@@ -54,7 +54,7 @@ private:
   OutputFile() = default;
 
   std::string path;
-  std::optional<llvm::sys::fs::TempFile> temporary;
+  std::optional<std::string> temporary; // its name, until renamed or removed
   std::unique_ptr<llvm::raw_fd_ostream> stream;
   bool done = false;
 };

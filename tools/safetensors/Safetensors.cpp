@@ -174,12 +174,15 @@ microscale::safetensors::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
                                           *end - *begin);
     file.tensors.push_back(std::move(tensor));
   }
-  // In data order, then no two tensors may share a byte: writing one back
-  // would change the other. (An empty tensor shares none.)
-  std::stable_sort(file.tensors.begin(), file.tensors.end(),
-                   [&](const Tensor &a, const Tensor &b) {
-                     return a.data.data() < b.data.data();
-                   });
+  // In data order (names break ties between empty tensors), then no two
+  // tensors may share a byte: writing one back would change the other. An
+  // empty tensor shares none.
+  std::sort(file.tensors.begin(), file.tensors.end(),
+            [&](const Tensor &a, const Tensor &b) {
+              if (a.data.data() != b.data.data())
+                return a.data.data() < b.data.data();
+              return a.name < b.name;
+            });
   const Tensor *previous = nullptr;
   for (const Tensor &tensor : file.tensors) {
     if (tensor.data.empty())

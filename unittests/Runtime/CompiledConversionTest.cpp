@@ -236,6 +236,78 @@ TEST_F(Fixture, BlockRouteEveryPairOfAlignedValueLayouts) {
                << 2 * 7 * 7 + 4 * 4 << " value conversions\n";
 }
 
+// Real models' shapes are not powers of two: gpt-oss has K = 2880 (90 scale
+// blocks) and N = 5760 or 2880, so the storage rows are 2880 or 1440 bytes
+// apart and the Hopper layouts pad M to 256 and K to 128. The block route
+// takes blocks within the storage's rows (any pitch), writes the padding
+// with zeros and, where the shape is no multiple of the block, the
+// elements outside the blocks unit by unit. Scaled-down shapes of the same
+// structure (K and N multiples of 64 but not powers of two, and shapes with
+// edges), every pair, whole and in uneven unit ranges, over a poisoned
+// destination.
+TEST_F(Fixture, BlockRouteOnRealShapesEveryPairOfValueLayouts) {
+  unsigned seed = 900;
+  int routed = 0, total = 0;
+  for (auto shape : std::vector<std::vector<int64_t>>{
+           {2, 320, 576}, {3, 192, 320}, {4, 224, 130}, {256, 266}}) {
+    const int64_t axis = shape.size() - 2;
+    for (const char *a : kValueLayoutsKMajor)
+      for (const char *b : kValueLayoutsKMajor) {
+        QTensorType from = type(shape, "mxfp4", axis, a, "#microscale.strided");
+        QTensorType to = type(shape, "mxfp4", axis, b, "#microscale.strided");
+        routed += takesBlockRoute(from, to);
+        ++total;
+        check(from, to, StoragePart::values, seed++, /*pieces=*/5);
+      }
+  }
+  // The conversions of a checkpoint (stored K-major) into the Hopper and
+  // Blackwell layouts and back, and its transposes, take the route on
+  // shapes that are no powers of two.
+  const char *kMajor = "#microscale.strided<major_dim = -2>";
+  const char *shuffled =
+      "#microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>";
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{32, 2880, 5760}, {32, 2880, 2880}})
+    for (const char *other :
+         {"#microscale.hopper_value<mx_axis = -2, mma_version = 3>",
+          "#microscale.blackwell_value", shuffled, "#microscale.strided"}) {
+      QTensorType k = type(shape, "mxfp4", 1, kMajor, "#microscale.strided");
+      QTensorType o = type(shape, "mxfp4", 1, other, "#microscale.strided");
+      EXPECT_TRUE(takesBlockRoute(k, o)) << other << " N " << shape[2];
+      EXPECT_TRUE(takesBlockRoute(o, k)) << other << " N " << shape[2];
+    }
+  // K = 9.5 tiles of the shuffled layout: whole tiles by blocks, the half
+  // tile unit by unit.
+  QTensorType k = type({1216, 256}, "mxfp4", 0, kMajor, "#microscale.strided");
+  QTensorType s = type({1216, 256}, "mxfp4", 0, shuffled, "#microscale.strided");
+  EXPECT_TRUE(takesBlockRoute(k, s));
+  check(k, s, StoragePart::values, seed++, /*pieces=*/5);
+  check(s, k, StoragePart::values, seed++, /*pieces=*/5);
+  llvm::outs() << "block route taken by " << routed << " of " << total
+               << " value conversions on real shapes\n";
+}
+
+// The same for scales: [E, K / 32, N] E8M0 codes with K / 32 = 90-like
+// extents, the Hopper and Blackwell scale layouts padded.
+TEST_F(Fixture, BlockRouteOnRealShapesEveryPairOfScaleLayouts) {
+  unsigned seed = 1100;
+  int routed = 0, total = 0;
+  for (auto shape : std::vector<std::vector<int64_t>>{{2, 10 * 32, 576},
+                                                      {2, 6 * 32, 200}}) {
+    const int64_t axis = shape.size() - 2;
+    for (const char *a : kScaleLayoutsKMajor)
+      for (const char *b : kScaleLayoutsKMajor) {
+        QTensorType from = type(shape, "mxfp4", axis, "#microscale.strided", a);
+        QTensorType to = type(shape, "mxfp4", axis, "#microscale.strided", b);
+        routed += takesBlockRoute(from, to, StoragePart::scales);
+        ++total;
+        check(from, to, StoragePart::scales, seed++, /*pieces=*/5);
+      }
+  }
+  llvm::outs() << "block route taken by " << routed << " of " << total
+               << " scale conversions on real shapes\n";
+}
+
 // Bytes take the block route too (seen as pairs of nibbles that stay
 // together): every pair of scale layouts on aligned, unpadded scale
 // tensors ([2, 256, 512] and [2, 2, 128, 256] E8M0 codes), and FP8 values.

@@ -45,6 +45,7 @@ struct MXFormat {
     return element == o.element && scale == o.scale &&
            blockSize == o.blockSize && hasGlobalScale == o.hasGlobalScale;
   }
+  bool operator!=(const MXFormat &o) const { return !(*this == o); }
 
   static MXFormat mxfp4() { return {ScalarFormat::E2M1, ScalarFormat::E8M0, 32, false}; }
   static MXFormat mxfp6E2M3() { return {ScalarFormat::E2M3, ScalarFormat::E8M0, 32, false}; }

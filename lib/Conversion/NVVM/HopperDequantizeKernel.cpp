@@ -275,7 +275,7 @@ static LogicalResult checkHopperDequantize(DequantizeStorageOp op) {
   auto outType = cast<MemRefType>(op.getOut().getType()).getElementType();
   if (!values || values.getMmaVersion() != 3 || !scales ||
       scales.getMxAxis() != values.getMxAxis() ||
-      type.getFormat().getShortName() != "mxfp4" || !outType.isBF16() ||
+      type.getFormat().getReferenceFormat() != ::microscale::ref::MXFormat::mxfp4() || !outType.isBF16() ||
       op.getE8m0Edges() != E8M0Edges::ocp)
     return op.emitOpError()
            << "on the GPU, dequantize_storage is lowered for mxfp4 in "

@@ -175,7 +175,7 @@ static LogicalResult checkSupported(MixedMatmulStorageOp op) {
   if (!lhs.getElementType().isBF16())
     return op.emitOpError()
            << "NVIDIA lowering takes bf16 activations, got " << Type(lhs);
-  if (rhs.getFormat().getShortName() != "mxfp4")
+  if (rhs.getFormat().getReferenceFormat() != ::microscale::ref::MXFormat::mxfp4())
     return op.emitOpError() << "NVIDIA lowering takes an mxfp4 weight, got "
                             << Attribute(rhs.getFormat());
   const int64_t rank = rhs.getRank();

@@ -16,6 +16,10 @@ void mlir::microscale::buildMicroscaleNVVMOutlinePipeline(
   MicroscaleNVVMOutlineConversionsOptions conversions;
   conversions.chip = chip.str();
   pm.addPass(createMicroscaleNVVMOutlineConversions(conversions));
+  // Before the Hopper dequantization, which reports every other layout.
+  MicroscaleNVVMOutlineBlackwellDequantizeOptions blackwell;
+  blackwell.chip = chip.str();
+  pm.addPass(createMicroscaleNVVMOutlineBlackwellDequantize(blackwell));
   MicroscaleNVVMOutlineDequantizeOptions dequantize;
   dequantize.chip = chip.str();
   pm.addPass(createMicroscaleNVVMOutlineDequantize(dequantize));

@@ -142,7 +142,8 @@ std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
                                   const ::microscale::ref::Layout &to) {
   std::optional<BlockConversionPlan> geometry =
       planBlockConversion(from, to, /*vectorBytes=*/64);
-  if (!geometry)
+  // The tiles write every destination byte (no padding, no edges).
+  if (!geometry || !geometry->coversDestination())
     return std::nullopt;
   auto sourceBits =
       ::microscale::ref::getBlockAddressBits(from, geometry->blockRows,

@@ -20,10 +20,35 @@ void microscale::cuda::launchConversion(Driver &driver, Function function,
   driver.launch(function, kernel.grid, kernel.block, args, stream);
 }
 
+bool microscale::cuda::runConversion(Driver &driver, Function function,
+                                     const ConversionKernel &kernel,
+                                     const void *source, void *dest,
+                                     std::string &error, Stream stream) {
+  if (kernel.destBytes == 0)
+    return true;
+  DevicePtr in = driver.allocate(kernel.sourceBytes, stream);
+  DevicePtr out = driver.allocate(kernel.destBytes, stream);
+  if (in && out) {
+    driver.copyToDevice(in, source, kernel.sourceBytes, stream);
+    launchConversion(driver, function, kernel, in, out, stream);
+    driver.copyToHost(dest, out, kernel.destBytes, stream);
+  }
+  if (in)
+    driver.free(in, stream);
+  if (out)
+    driver.free(out, stream);
+  driver.synchronize(stream);
+  if (!driver.ok()) {
+    error = driver.getError();
+    return false;
+  }
+  return true;
+}
+
 bool microscale::cuda::runConversion(Driver &driver,
                                      const ConversionKernel &kernel,
                                      const void *source, void *dest,
-                                     std::string &error) {
+                                     std::string &error, Stream stream) {
   if (kernel.destBytes == 0)
     return true;
   if (!driver.ok()) {
@@ -32,21 +57,8 @@ bool microscale::cuda::runConversion(Driver &driver,
   }
   Module module = driver.loadModule(kernel.image);
   Function function = module ? driver.getFunction(module, kernel.name) : nullptr;
-  DevicePtr in = 0, out = 0;
-  if (function) {
-    in = driver.allocate(kernel.sourceBytes);
-    out = driver.allocate(kernel.destBytes);
-  }
-  if (in && out) {
-    driver.copyToDevice(in, source, kernel.sourceBytes);
-    launchConversion(driver, function, kernel, in, out, nullptr);
-    driver.synchronize();
-    driver.copyToHost(dest, out, kernel.destBytes);
-  }
-  if (in)
-    driver.free(in);
-  if (out)
-    driver.free(out);
+  if (function)
+    runConversion(driver, function, kernel, source, dest, error, stream);
   if (module)
     driver.unloadModule(module);
   if (!driver.ok()) {

@@ -67,16 +67,22 @@ func.func @unit_range(%src: memref<65536xi8>, %dst: memref<65536xi8>, %b: index,
   return
 }
 
-// Padded storage (M = 64 is padded to 256 by Hopper's layout): unit by unit.
-// CHECK-LABEL: func @padded_keeps_units
-// CHECK-NOT: vector.
-// CHECK: scf.parallel
-// CHECK-NOT: vector.
-func.func @padded_keeps_units(%src: memref<4096xi8>, %dst: memref<16384xi8>) {
+// Padded storage (M = 64 is padded to 256 by Hopper's layout): the blocks
+// by the block route, then the padding (here a tail after the batch's last
+// band) with zero vectors, by the band that owns it. (Destinations under
+// 32 KiB with padding keep the per-unit loop: the code per gap does not pay.)
+// CHECK-LABEL: func @padded_block_route
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0> : vector<64xi8>
+// CHECK: scf.for
+// CHECK: vector.shuffle
+// CHECK: scf.if
+// CHECK: scf.for %{{.*}} = %c0 to %c768
+// CHECK: vector.store %[[ZERO]]
+func.func @padded_block_route(%src: memref<16384xi8>, %dst: memref<65536xi8>) {
   microscale.convert_storage values %src, %dst
-      : !microscale.qtensor<64x128, mxfp4, axis = 1>
-     -> !microscale.qtensor<64x128, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -1, mma_version = 3>>,
-        memref<4096xi8>, memref<16384xi8>
+      : !microscale.qtensor<64x512, mxfp4, axis = 1>
+     -> !microscale.qtensor<64x512, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -1, mma_version = 3>>,
+        memref<16384xi8>, memref<65536xi8>
   return
 }
 

@@ -79,3 +79,10 @@ func.func private @f(!microscale.qtensor<64x32, fp4, axis = 1>)
 // Storage sizes are int64: tensors that could overflow them are refused.
 // expected-error @+1 {{quantized tensor is too large: more than 2^48 elements}}
 func.func private @f(!microscale.qtensor<4611686018427387904x64, mxfp4, axis = 1>)
+
+// -----
+
+// An empty tensor whose other extents multiply past 2^48 (its strides would
+// overflow int64): found by the type-parser fuzzer.
+// expected-error @+1 {{quantized tensor is too large: more than 2^48 elements (counting the non-zero extents)}}
+func.func private @empty_but_huge(!microscale.qtensor<0x6x17x20x6x17x25x88x64x1025x88x64x1024x64x258, mxfp4, axis = 0>)

@@ -66,6 +66,23 @@ LogicalResult outlineHopperDequantize(DequantizeStorageOp op,
 bool emulateHopperDequantizeOnHost(DequantizeStorageOp op,
                                    const HopperDequantizeOptions &options);
 
+/// Outlines a dequantize_storage of mxfp4 in the Blackwell value and scale
+/// layouts to bf16 into a kernel of `kernels` decoding with the native FP4
+/// conversions, and replaces it with its launch; failure (with a
+/// diagnostic) for operands it does not take or a chip without the
+/// conversions. Defined in BlackwellDequantizeKernel.cpp.
+LogicalResult outlineBlackwellDequantize(DequantizeStorageOp op,
+                                         gpu::GPUModuleOp kernels,
+                                         const HopperDequantizeOptions &options,
+                                         unsigned index,
+                                         const nvvm::NVIDIAChip &chip);
+
+/// For tests without a GPU: replaces `op` by that kernel's own code run on
+/// the host (the conversions as integer operations). False, changing
+/// nothing, for ops the kernel does not take.
+bool emulateBlackwellDequantizeOnHost(DequantizeStorageOp op,
+                                      const HopperDequantizeOptions &options);
+
 /// Options of the NVIDIA pipeline.
 struct NVVMPipelineOptions {
   std::string chip = "sm_90a";

@@ -73,6 +73,28 @@ def MicroscaleNVVMOutlineDequantize
   }];
 }
 
+def MicroscaleNVVMOutlineBlackwellDequantize
+    : NVVMOutlinePass<"microscale-nvvm-outline-blackwell-dequantize"> {
+  let summary = "Turn each dequantize_storage from the Blackwell layouts into "
+                "one NVIDIA kernel with native FP4 conversions";
+  let description = [{
+    Outlines every `microscale.dequantize_storage` of MXFP4 in
+    `#microscale.blackwell_value` with `#microscale.blackwell_scale` to bf16
+    into a kernel of `@microscale_kernels` that decodes with the native
+    conversions of sm_100a and sm_120a (`cvt.rn.f16x2.e2m1x2`, then f16 to
+    bf16 by a shift with the 2^112 folded into the scale;
+    `cvt.rn.bf16x2.ue8m0x2` for the scales), and replaces it with its
+    launch. Blocks of 256 threads transpose 64 x 64 tiles through shared
+    memory and write whole output rows with 16-byte stores. Chips without
+    native FP4 conversions are reported at the op; dequantizations from
+    other layouts are left to `microscale-nvvm-outline-dequantize`, which
+    runs after this pass in `microscale-nvvm-outline-kernels`.
+
+    Of the `microscale.tiling` keys, `tiles_per_block` and
+    `fold_scale_bias` apply (folding: scale codes <= 142).
+  }];
+}
+
 def MicroscaleNVVMOutlineMatmul
     : NVVMOutlinePass<"microscale-nvvm-outline-matmul"> {
   let summary = "Turn each mixed_matmul_storage (bf16 x MXFP4, dense or "

@@ -34,12 +34,30 @@ void launchConversion(Driver &driver, Function function,
                       const ConversionKernel &kernel, DevicePtr source,
                       DevicePtr dest, Stream stream);
 
-/// Runs `kernel` on host buffers on the driver's device: copies `source`
-/// (kernel.sourceBytes) in, launches, copies `dest` (kernel.destBytes) out;
-/// device memory is the two buffers, freed before returning. An empty
-/// conversion touches nothing. Returns false and sets `error` on failure.
+/// Runs `kernel` on host buffers on the driver's device, every step queued
+/// on `stream` (0: the legacy default stream) after the work already queued
+/// there: loads the kernel's module, allocates the two buffers
+/// (stream-ordered), copies `source` (kernel.sourceBytes) in, launches,
+/// copies `dest` (kernel.destBytes) out, frees the buffers, waits for
+/// `stream` only, unloads the module. An empty conversion touches nothing.
+/// Returns false and sets `error` on failure.
+///
+/// Measured on the H200 (bench/gpu/stream-check.cpp, docs/reliability.md):
+/// every step is stream-ordered except the driver's module load and unload
+/// (cuModuleLoadData, cuModuleUnload), which wait for the work of every
+/// stream of the device. To convert on a stream while other work runs, load
+/// the module once and use the overload below.
 bool runConversion(Driver &driver, const ConversionKernel &kernel,
-                   const void *source, void *dest, std::string &error);
+                   const void *source, void *dest, std::string &error,
+                   Stream stream = nullptr);
+
+/// The same with `function` (kernel's, already loaded in the driver's
+/// context): no module load or unload, so nothing here waits for work on
+/// other streams; the buffers are allocated and freed stream-ordered, and
+/// only `stream` is waited for.
+bool runConversion(Driver &driver, Function function,
+                   const ConversionKernel &kernel, const void *source,
+                   void *dest, std::string &error, Stream stream);
 
 } // namespace microscale::cuda
 

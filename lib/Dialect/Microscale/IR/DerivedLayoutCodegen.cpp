@@ -100,14 +100,19 @@ public:
 
   /// (x / divisor [% extent unless top]) * multiplier, as one mask and one
   /// shift where the three are powers of two.
+  /// `bound`, where known (> 0), bounds x: a top digit's mask then keeps
+  /// only the bits x can have, a small constant.
   Value digit(Value x, int64_t divisor, int64_t extent, bool top,
-              int64_t multiplier) {
+              int64_t multiplier, int64_t bound = 0) {
     if (!top && extent == 1)
       return Value();
     if (isPow2(divisor) && isPow2(multiplier) && (top || isPow2(extent))) {
       const int64_t low = llvm::Log2_64(divisor);
       const int64_t to = llvm::Log2_64(multiplier);
-      Value bits = top ? (low == 0 ? x : andIndex(x, -divisor))
+      int64_t topMask = -divisor;
+      if (bound > 0 && bound < (int64_t(1) << 62))
+        topMask &= static_cast<int64_t>(llvm::PowerOf2Ceil(bound)) - 1;
+      Value bits = top ? (low == 0 ? x : andIndex(x, topMask))
                        : andIndex(x, (extent - 1) << low);
       return to >= low ? shlIndex(bits, to - low) : shrIndex(bits, low - to);
     }
@@ -395,7 +400,7 @@ Value loadUnit(Emitter &e, Value storage, Value offset, int64_t unitBytes) {
                                       offset, ValueRange());
   Value word = memref::LoadOp::create(b, e.location(), view,
                                       ValueRange{e.index(0)},
-                                      /*nontemporal=*/false, llvm::Align(unitBytes));
+                                      /*nontemporal=*/false, llvm::Align(1));
   if (unitBytes == 4)
     return word;
   return arith::ExtUIOp::create(b, e.location(), b.getI32Type(), word);
@@ -491,12 +496,16 @@ Value mlir::microscale::codegen::emitDerivedLoadElement(
   const int64_t P = 8 * unitBytes / bits;
   std::optional<SplitRuns> split = splitAtUnit(map, P);
   assert(split && "deriveBlockBits checked the split");
+  // The unit's index times unitBytes: the backend sees a multiple of
+  // unitBytes (on buffers it knows to be aligned, an aligned word). The
+  // largest strides come first: elements read one after the other often
+  // share them, and the sums then share their first terms.
   Value offset, shift;
-  for (const Piece &p : split->unit)
+  for (const Piece &p : llvm::reverse(split->unit))
     offset = e.sum(offset, e.digit(index[p.dim], int64_t(1) << p.lowBit,
-                                   p.extent, p.top, p.stride * unitBytes));
-  if (!offset)
-    offset = e.index(0);
+                                   p.extent, p.top, p.stride,
+                                   map.paddedShape[p.dim]));
+  offset = offset ? e.mul(offset, unitBytes) : e.index(0);
   Value unit = loadUnit(e, storage, offset, unitBytes);
   if (!map.wordInterleave.empty())
     if (Value element =
@@ -600,7 +609,7 @@ Value mlir::microscale::codegen::emitDerivedStoreUnit(
     if (valid) {
       Value zero = e.index(0);
       for (size_t d = 0; d < rank; ++d)
-        if (mayBeOutside[d])
+        if (mayBeOutside[d] || P == 1)
           index[d] = e.select(valid, index[d], zero);
       code = e.select(valid, loadElement(builder, loc, index), e.i32(0));
     } else {

@@ -190,7 +190,7 @@ void FormatAttr::print(AsmPrinter &printer) const {
 // StridedAttr
 //===----------------------------------------------------------------------===//
 
-bool StridedAttr::supportsRole(LayoutRole) const { return true; }
+bool StridedAttr::supportsRole(StoragePart) const { return true; }
 
 std::unique_ptr<ref::Layout>
 StridedAttr::buildReference(ArrayRef<int64_t> logicalShape,
@@ -246,8 +246,8 @@ HopperValueAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-bool HopperValueAttr::supportsRole(LayoutRole role) const {
-  return role == LayoutRole::Values;
+bool HopperValueAttr::supportsRole(StoragePart role) const {
+  return role == StoragePart::values;
 }
 
 std::unique_ptr<ref::Layout>
@@ -275,8 +275,8 @@ HopperScaleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-bool HopperScaleAttr::supportsRole(LayoutRole role) const {
-  return role == LayoutRole::Scales;
+bool HopperScaleAttr::supportsRole(StoragePart role) const {
+  return role == StoragePart::scales;
 }
 
 std::unique_ptr<ref::Layout>
@@ -292,8 +292,8 @@ std::optional<int64_t> HopperScaleAttr::getRequiredBlockAxis(int64_t rank) const
   return blockAxisFromEnd(getMxAxis(), rank);
 }
 
-bool BlackwellValueAttr::supportsRole(LayoutRole role) const {
-  return role == LayoutRole::Values;
+bool BlackwellValueAttr::supportsRole(StoragePart role) const {
+  return role == StoragePart::values;
 }
 
 std::unique_ptr<ref::Layout>
@@ -324,8 +324,8 @@ LogicalResult BlackwellShuffledValueAttr::verify(
   return success();
 }
 
-bool BlackwellShuffledValueAttr::supportsRole(LayoutRole role) const {
-  return role == LayoutRole::Values;
+bool BlackwellShuffledValueAttr::supportsRole(StoragePart role) const {
+  return role == StoragePart::values;
 }
 
 std::unique_ptr<ref::Layout>
@@ -343,8 +343,8 @@ BlackwellShuffledValueAttr::getRequiredBlockAxis(int64_t rank) const {
   return blockAxisFromEnd(-2, rank);
 }
 
-bool BlackwellScaleAttr::supportsRole(LayoutRole role) const {
-  return role == LayoutRole::Scales;
+bool BlackwellScaleAttr::supportsRole(StoragePart role) const {
+  return role == StoragePart::scales;
 }
 
 std::unique_ptr<ref::Layout>
@@ -361,8 +361,8 @@ BlackwellScaleAttr::getRequiredBlockAxis(int64_t rank) const {
   return blockAxisFromEnd(-2, rank);
 }
 
-bool CDNA4ScaleAttr::supportsRole(LayoutRole role) const {
-  return role == LayoutRole::Scales;
+bool CDNA4ScaleAttr::supportsRole(StoragePart role) const {
+  return role == StoragePart::scales;
 }
 
 std::unique_ptr<ref::Layout>

@@ -101,8 +101,8 @@ LogicalResult DequantizeOp::verify() {
 static LogicalResult verifyTranscodeTypes(Operation *op, QTensorType from,
                                           QTensorType to) {
   FormatAttr source = from.getFormat(), dest = to.getFormat();
-  if (source.getShortName() != "nvfp4_b32" ||
-      dest.getShortName() != "mxfp6_e2m3")
+  if (source.getReferenceFormat() != ::microscale::ref::MXFormat::nvfp4B32() ||
+      dest.getReferenceFormat() != ::microscale::ref::MXFormat::mxfp6E2M3())
     return op->emitOpError()
            << "unsupported transcode from " << Attribute(source) << " to "
            << Attribute(dest) << ": supported is nvfp4_b32 to mxfp6_e2m3";
@@ -143,8 +143,8 @@ verifyScaledMatmulTypes(Operation *op, QTensorType lhs, QTensorType rhs,
     return op->emitOpError() << "contraction extents differ: lhs K = "
                              << lhs.getShape()[1]
                              << ", rhs K = " << rhs.getShape()[0];
-  if (variant && lhs.getFormat().getShortName() != "nvfp4_b32" &&
-      rhs.getFormat().getShortName() != "nvfp4_b32")
+  if (variant && lhs.getFormat().getReferenceFormat() != ::microscale::ref::MXFormat::nvfp4B32() &&
+      rhs.getFormat().getReferenceFormat() != ::microscale::ref::MXFormat::nvfp4B32())
     return op->emitOpError()
            << "has a transcode variant but no nvfp4_b32 operand to transcode";
   return success();

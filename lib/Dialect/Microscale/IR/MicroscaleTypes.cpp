@@ -51,11 +51,15 @@ LogicalResult QTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
   // Storage sizes (with padding) are computed in int64: keep every tensor
   // far from overflowing it (2^48 elements is 256 TiB of FP8).
   constexpr int64_t kMaxElements = int64_t(1) << 48;
+  // The product of the non-zero extents: an empty tensor's strides are
+  // still products of the other extents.
   int64_t elements = 1;
   for (int64_t extent : shape) {
-    if (extent != 0 && elements > kMaxElements / extent)
+    if (extent == 0)
+      continue;
+    if (elements > kMaxElements / extent)
       return emitError() << "quantized tensor is too large: more than 2^48 "
-                            "elements";
+                            "elements (counting the non-zero extents)";
     elements *= extent;
   }
   if (axis < 0 || axis >= rank)
@@ -68,10 +72,10 @@ LogicalResult QTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " of block axis " << axis;
   if (!valueLayout || !scaleLayout)
     return emitError() << "quantized tensor needs a value and a scale layout";
-  if (!valueLayout.supportsRole(LayoutRole::Values))
+  if (!valueLayout.supportsRole(StoragePart::values))
     return emitError() << "layout " << Attribute(valueLayout)
                        << " cannot hold element values (it is a scale layout)";
-  if (!scaleLayout.supportsRole(LayoutRole::Scales))
+  if (!scaleLayout.supportsRole(StoragePart::scales))
     return emitError() << "layout " << Attribute(scaleLayout)
                        << " cannot hold scales (it is an element-value layout)";
   for (auto [layout, what] : {std::pair(valueLayout, "value"),

@@ -29,9 +29,74 @@ planFor(const StorageConversion &conversion, int64_t vectorBytes) {
   if (!conversion.buildReferences(from, to))
     return std::nullopt;
   auto plan = planBlockConversion(*from, *to, vectorBytes);
-  if (!plan || plan->bandBytes % conversion.unitBytes != 0)
+  if (!plan)
+    return std::nullopt;
+  // Bands, spans, tails and gaps in whole store units.
+  const int64_t unit = conversion.unitBytes;
+  if (plan->bandBytes % unit || plan->spanBytes % unit ||
+      plan->batchTailBytes % unit ||
+      llvm::any_of(plan->spanGaps, [&](std::pair<int64_t, int64_t> gap) {
+        return gap.first % unit || gap.second % unit;
+      }))
     return std::nullopt;
   return plan;
+}
+
+/// The block route for plans that leave destination bytes (padding, or the
+/// elements outside the blocks): the destination is, per batch, one span per
+/// band and a tail. Band g's span starts at unit start(g) = g / P * B +
+/// g % P * S (P bands per batch, B units per batch, S per span), and the
+/// units up to start(g + 1) are its own (the tail goes with a batch's last
+/// band). The bands whose units lie wholly in [begin, end) go by blocks,
+/// with their gaps; the rest unit by unit.
+static void
+lowerWithGaps(ConvertStorageOp op, const StorageConversion &conversion,
+              const BlockConversionPlan &plan,
+              const BlockConversionTarget *target,
+              function_ref<void(Value, Value)> perUnit) {
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Emitter e(builder, loc);
+  Value begin = op.getUnitRange().empty() ? e.index(0) : op.getUnitRange()[0];
+  Value end = op.getUnitRange().empty() ? e.index(conversion.getNumUnits())
+                                        : op.getUnitRange()[1];
+  const int64_t unit = conversion.unitBytes;
+  const int64_t perBatch = plan.bandsPerBatch;
+  const int64_t unitsPerBatch = plan.getBatchBytes() / unit;
+  const int64_t unitsPerSpan = plan.spanBytes / unit;
+  auto minU = [&](Value x, Value y) -> Value {
+    return arith::MinUIOp::create(builder, loc, x, y);
+  };
+  auto start = [&](Value band) {
+    return e.add(e.mul(e.div(band, perBatch), unitsPerBatch),
+                 e.mul(e.rem(band, perBatch), unitsPerSpan));
+  };
+  // The first band that starts at or after `begin`, and the end of the
+  // last band that ends at or before `end`.
+  Value withinBegin = e.rem(begin, unitsPerBatch);
+  Value firstBand = e.add(
+      e.mul(e.div(begin, unitsPerBatch), perBatch),
+      minU(arith::CeilDivUIOp::create(builder, loc, withinBegin,
+                                      e.index(unitsPerSpan)),
+           e.index(perBatch)));
+  Value lastBand =
+      e.add(e.mul(e.div(end, unitsPerBatch), perBatch),
+            minU(e.div(e.rem(end, unitsPerBatch), unitsPerSpan),
+                 e.index(perBatch - 1)));
+  lastBand = arith::MaxUIOp::create(builder, loc, lastBand, firstBand);
+  Value low = minU(start(firstBand), end);
+  Value high = arith::MaxUIOp::create(builder, loc, start(lastBand), low);
+  perUnit(begin, low);
+  GapWriter gaps;
+  gaps.unitBytes = unit;
+  Value source = op.getSource(), dest = op.getDest();
+  gaps.emitUnit = [&](OpBuilder &b, Location l, Value u) {
+    conversion.emitUnit(b, l, source, dest, u);
+  };
+  emitBlockConversion(builder, loc, plan, source, dest, firstBand, lastBand,
+                      target, &gaps);
+  perUnit(high, end);
+  op.erase();
 }
 
 static void lower(ConvertStorageOp op, int64_t vectorBytes,
@@ -57,6 +122,10 @@ static void lower(ConvertStorageOp op, int64_t vectorBytes,
   if (!plan) {
     perUnit(begin, end);
     op.erase();
+    return;
+  }
+  if (!plan->coversDestination()) {
+    lowerWithGaps(op, conversion, *plan, target, perUnit);
     return;
   }
   // Whole bands of [begin, end) by blocks, the partial bands at either end

@@ -44,6 +44,12 @@ constexpr int64_t kMinRunBytes = 4;
 constexpr int kStagesPerPhase = 3;
 /// How many blocks ahead the source is prefetched.
 constexpr int64_t kPrefetchBlocks = 2;
+/// The least part of the tensor that blocks which do not divide it must
+/// cover (the rest goes through the generic per-unit code).
+constexpr double kMinCoverage = 0.9;
+/// The least destination size (bytes) for which plans that leave bytes to
+/// write apart (padding, edges) are taken.
+constexpr int64_t kMinBytesWithGaps = 32 * 1024;
 
 /// The logical tensor as [batch, rows, cols].
 struct Tensor {
@@ -138,8 +144,19 @@ struct BlockShape {
 };
 
 /// How a layout places a block: element e at the block's base plus
-/// spreadBits(addressBits, e) nibbles.
-using AddressBits = SmallVector<int>;
+/// physical(spreadBits(addressBits, e)) nibbles. The positions are those of
+/// a virtual address whose rows are 2^rowShift nibbles apart; the storage's
+/// rows are `pitch` nibbles apart, which need not be a power of two (2880
+/// bytes, say): a block may span rows of the storage as long as, within a
+/// row, its nibbles are a permutation of index bits.
+struct AddressBits : SmallVector<int> {
+  int rowShift = 62;
+  int64_t pitch = int64_t(1) << 62;
+  int64_t physical(int64_t virtualAddress) const {
+    const int64_t column = virtualAddress & ((int64_t(1) << rowShift) - 1);
+    return column + (virtualAddress >> rowShift) * pitch;
+  }
+};
 
 /// Bit j of `e` moved to bit positions[j] (the positions are distinct): a
 /// block-relative nibble address for a layout's address bits, a register
@@ -163,25 +180,42 @@ SmallVector<int> bitsOnLanes(ArrayRef<int> positions, int laneBits) {
 
 /// The address bits of `layout` on the block at the tensor's origin, or
 /// std::nullopt when single-bit probes already show it is not a bit
-/// permutation there.
+/// permutation there (within the storage's rows).
 std::optional<AddressBits> probe(const ref::Layout &layout, const Tensor &t,
                                  BlockShape block) {
   if (nibbleAddress(layout, t.index(0, 0, 0)) != 0)
     return std::nullopt;
   AddressBits bits;
+  std::vector<int64_t> storage = layout.getStorageShape();
+  if (!storage.empty() && storage.back() > 0) {
+    bits.pitch = 2 * storage.back();
+    bits.rowShift = llvm::Log2_64_Ceil(static_cast<uint64_t>(bits.pitch));
+  }
   uint64_t used = 0;
+  int64_t columnSpan = 0;
   for (int j = 0; j < block.bits(); ++j) {
     int64_t e = int64_t(1) << j;
     int64_t a = nibbleAddress(layout, t.index(0, e >> block.logCols,
                                               e & (block.cols() - 1)));
-    if (a <= 0 || !llvm::isPowerOf2_64(a))
+    if (a <= 0)
       return std::nullopt;
-    int bit = llvm::Log2_64(a);
-    if (bit >= 63 || (used >> bit) & 1)
+    int bit;
+    if (a < bits.pitch && llvm::isPowerOf2_64(a)) {
+      bit = llvm::Log2_64(a);
+      columnSpan += a;
+    } else if (a % bits.pitch == 0 && llvm::isPowerOf2_64(a / bits.pitch)) {
+      bit = bits.rowShift + llvm::Log2_64(a / bits.pitch);
+    } else {
+      return std::nullopt;
+    }
+    if (bit >= 62 || (used >> bit) & 1)
       return std::nullopt;
     used |= uint64_t(1) << bit;
     bits.push_back(bit);
   }
+  // The block's columns must stay inside one storage row.
+  if (columnSpan >= bits.pitch)
+    return std::nullopt;
   return bits;
 }
 
@@ -327,7 +361,7 @@ private:
       access.runBytes = run;
       for (int64_t lane = 0; lane < w; lane += run) {
         int64_t e = at[(v << (laneBits + 1)) | (lane << 1)];
-        access.offsets.push_back(spreadBits(bits, e) / 2);
+        access.offsets.push_back(bits.physical(spreadBits(bits, e)) / 2);
       }
       result.push_back(std::move(access));
     }
@@ -516,7 +550,8 @@ struct Banding {
 };
 
 /// Checks the plan's maps and strides against the reference on sampled
-/// blocks, and that each band writes one contiguous destination range.
+/// blocks, and that the destination is, per batch, one span per band (its
+/// blocks writing inside it) and a tail; records the spans' gaps.
 bool verifyBands(const ref::Layout &from, const ref::Layout &to,
                  const Tensor &t, BlockShape block,
                  const AddressBits &sourceBits, const AddressBits &destBits,
@@ -527,6 +562,8 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
   plan.bandsPerBatch = perBatch;
   plan.blocksPerBand =
       banding.innerAlongCols ? banding.blocksAcross : banding.blocksDown;
+  if (plan.numBands == 0 || plan.blocksPerBand == 0)
+    return false;
   const int64_t blockNibbles = int64_t(1) << block.bits();
   const int64_t bandNibbles = plan.blocksPerBand * blockNibbles;
   if (bandNibbles > (int64_t(1) << 26))
@@ -547,16 +584,24 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
                       int64_t inner) {
     return band / perBatch * s[0] + band % perBatch * s[1] + inner * s[2];
   };
-  // Band b must write exactly [b, b+1) * bandNibbles.
-  if ((t.batch > 1 && dest[0] != perBatch * bandNibbles) ||
-      (perBatch > 1 && dest[1] != bandNibbles))
-    return false;
   for (int64_t s : source)
     if (s < 0 || s % 8)
       return false;
   for (int64_t s : dest)
     if (s < 0 || s % 8)
       return false;
+  // The destination: per batch, perBatch spans and a tail.
+  const int64_t destNibbles = to.getStorageBytes() * 2;
+  if (destNibbles % t.batch)
+    return false;
+  const int64_t batchNibbles = destNibbles / t.batch;
+  if (t.batch > 1 && dest[0] != batchNibbles)
+    return false;
+  const int64_t spanNibbles = perBatch > 1 ? dest[1] : batchNibbles;
+  const int64_t tailNibbles = batchNibbles - perBatch * spanNibbles;
+  if (spanNibbles < bandNibbles || tailNibbles < 0 || spanNibbles % 8 ||
+      tailNibbles % 8 || spanNibbles > (int64_t(1) << 27))
+    return false;
 
   // Sampled blocks: the first ones, the last ones, both sides of a batch
   // boundary and the middle. First their corners (cheap), then every
@@ -576,23 +621,60 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
     index[index.size() - 2] += r;
     index.back() += c;
     return nibbleAddress(from, index) ==
-               expected(source, band, inner) + spreadBits(sourceBits, e) &&
+               expected(source, band, inner) +
+                   sourceBits.physical(spreadBits(sourceBits, e)) &&
            nibbleAddress(to, index) ==
-               expected(dest, band, inner) + spreadBits(destBits, e);
+               expected(dest, band, inner) +
+                   destBits.physical(spreadBits(destBits, e));
   };
   for (auto [band, inner] : samples)
     if (!matches(band, inner, 0) || !matches(band, inner, blockNibbles - 1))
       return false;
+  // Every band's first and last block, and every block of the first and the
+  // last band, at the block's origin, its last element and each index bit:
+  // layouts whose tiles repeat with a period (Hopper's mma_version 2, say)
+  // are affine over some bands only.
+  auto checkBlock = [&](int64_t band, int64_t inner) {
+    if (!matches(band, inner, 0) || !matches(band, inner, blockNibbles - 1))
+      return false;
+    for (int j = 0; j < block.bits(); ++j)
+      if (!matches(band, inner, int64_t(1) << j))
+        return false;
+    return true;
+  };
+  for (int64_t band = 0; band <= lastBand; ++band)
+    if (!checkBlock(band, 0) || !checkBlock(band, lastInner))
+      return false;
+  for (int64_t inner = 0; inner <= lastInner; ++inner)
+    if (!checkBlock(0, inner) || !checkBlock(lastBand, inner))
+      return false;
 
-  // The band's blocks tile [0, bandNibbles) exactly.
-  std::vector<bool> covered(bandNibbles, false);
+  // The band's blocks write inside its span, each nibble once; what they
+  // leave are the span's gaps (whole bytes).
+  std::vector<bool> covered(spanNibbles, false);
   for (int64_t inner = 0; inner < plan.blocksPerBand; ++inner)
     for (int64_t e = 0; e < blockNibbles; ++e) {
-      int64_t a = inner * dest[2] + spreadBits(destBits, e);
-      if (a >= bandNibbles || covered[a])
+      int64_t a = inner * dest[2] + destBits.physical(spreadBits(destBits, e));
+      if (a >= spanNibbles || covered[a])
         return false;
       covered[a] = true;
     }
+  plan.spanGaps.clear();
+  for (int64_t a = 0; a < spanNibbles;) {
+    if (covered[a]) {
+      ++a;
+      continue;
+    }
+    int64_t end = a;
+    while (end < spanNibbles && !covered[end])
+      ++end;
+    if (a % 2 || end % 2)
+      return false;
+    plan.spanGaps.push_back({a / 2, (end - a) / 2});
+    a = end;
+  }
+  plan.spanBytes = spanNibbles / 2;
+  plan.batchTailBytes = tailNibbles / 2;
 
   for (auto [band, inner] : samples)
     for (int64_t e = 0; e < blockNibbles; ++e)
@@ -662,13 +744,21 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
     return std::nullopt;
   const Tensor t(from.getLogicalShape());
   const int64_t elements = from.getNumElements();
-  // Unpadded storage on both sides: every byte belongs to some block.
-  if (elements == 0 || elements % 2 || from.getStorageBytes() != elements / 2 ||
-      to.getStorageBytes() != elements / 2)
+  if (elements == 0 || t.rows == 0 || t.cols == 0)
     return std::nullopt;
   const int laneBits = llvm::Log2_64(vectorBytes);
-  auto alignment = [](int64_t extent) {
-    return std::min<int>(llvm::countr_zero(static_cast<uint64_t>(extent)), 12);
+  // Blocks up to 2^12 along a dim; those that divide the extents first.
+  auto largest = [](int64_t extent) {
+    return std::min<int>(llvm::Log2_64(static_cast<uint64_t>(extent)), 12);
+  };
+  auto divides = [&](BlockShape block) {
+    return t.rows % block.rows() == 0 && t.cols % block.cols() == 0;
+  };
+  // The part of the tensor the blocks cover.
+  auto coverage = [&](BlockShape block) {
+    return double(t.rows / block.rows() * block.rows()) *
+           double(t.cols / block.cols() * block.cols()) /
+           (double(t.rows) * double(t.cols));
   };
 
   struct Candidate {
@@ -678,10 +768,14 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
     int64_t cost; // per 64 bytes
   };
   std::vector<Candidate> candidates;
-  for (int logRows = 0; logRows <= alignment(t.rows); ++logRows)
-    for (int logCols = 0; logCols <= alignment(t.cols); ++logCols) {
+  for (int logRows = 0; logRows <= largest(t.rows); ++logRows)
+    for (int logCols = 0; logCols <= largest(t.cols); ++logCols) {
       BlockShape block{logRows, logCols};
       if (block.bits() < laneBits + 1 || block.bits() > kMaxBlockBits)
+        continue;
+      // Elements outside the blocks are converted one by one: the blocks
+      // must cover nearly all of the tensor.
+      if (!divides(block) && coverage(block) < kMinCoverage)
         continue;
       auto sourceBits = probe(from, t, block);
       auto destBits = sourceBits ? probe(to, t, block) : std::nullopt;
@@ -703,6 +797,11 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
                               c.plan.stores[0].runBytes, 64});
   };
   llvm::stable_sort(candidates, [&](const Candidate &x, const Candidate &y) {
+    // Blocks that divide the tensor leave no elements to the generic path.
+    if (divides(x.block) != divides(y.block))
+      return divides(x.block);
+    if (!divides(x.block) && coverage(x.block) != coverage(y.block))
+      return coverage(x.block) > coverage(y.block);
     if (lineUse(x) != lineUse(y))
       return lineUse(x) > lineUse(y);
     return x.cost != y.cost ? x.cost < y.cost
@@ -715,6 +814,12 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
       BlockConversionPlan plan = c.plan;
       if (verifyBands(from, to, t, c.block, c.sourceBits, c.destBits,
                       Banding{innerAlongCols, down, across}, plan)) {
+        plan.gapsHoldElements = !divides(c.block);
+        // A plan that leaves destination bytes costs code per gap: only for
+        // tensors big enough to pay for it.
+        if (!plan.coversDestination() &&
+            to.getStorageBytes() < kMinBytesWithGaps)
+          return std::nullopt;
         plan.streamingAlignment = streamingAlignment(plan);
         return plan;
       }
@@ -956,11 +1061,118 @@ private:
 };
 } // namespace
 
+/// Writes `length` destination bytes from `start` (an index) that no block
+/// writes: zeros, in vectors, where they are padding; else unit by unit.
+static void writeGap(OpBuilder &b, Location loc,
+                     const BlockConversionPlan &plan, const GapWriter &gaps,
+                     Value dest, Value start, int64_t length) {
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  if (plan.gapsHoldElements) {
+    Value first = arith::DivUIOp::create(b, loc, start,
+                                         constant(gaps.unitBytes));
+    Value last = arith::AddIOp::create(
+        b, loc, first, constant(length / gaps.unitBytes));
+    scf::ForOp::create(b, loc, first, last, constant(1), ValueRange{},
+                       [&](OpBuilder &inner, Location l, Value unit,
+                           ValueRange) {
+                         gaps.emitUnit(inner, l, unit);
+                         scf::YieldOp::create(inner, l);
+                       });
+    return;
+  }
+  auto zeros = [&](int64_t bytes) -> Value {
+    auto type = VectorType::get({bytes}, b.getI8Type());
+    return arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, b.getI8IntegerAttr(0)));
+  };
+  const int64_t width = plan.vectorBytes, whole = length / width;
+  if (whole > 0) {
+    Value zero = zeros(width);
+    scf::ForOp::create(
+        b, loc, constant(0), constant(whole), constant(1), ValueRange{},
+        [&](OpBuilder &inner, Location l, Value i, ValueRange) {
+          Value at = arith::AddIOp::create(
+              inner, l, start,
+              arith::MulIOp::create(inner, l, i,
+                                    arith::ConstantIndexOp::create(inner, l,
+                                                                   width)));
+          vector::StoreOp::create(inner, l, zero, dest, ValueRange{at});
+          scf::YieldOp::create(inner, l);
+        });
+  }
+  if (int64_t rest = length % width) {
+    Value at = arith::AddIOp::create(b, loc, start, constant(whole * width));
+    vector::StoreOp::create(b, loc, zeros(rest), dest, ValueRange{at});
+  }
+}
+
+/// The gaps of the span of band `outer` of batch `batch`, and the batch's
+/// tail after its last band.
+static void emitGaps(OpBuilder &b, Location loc,
+                     const BlockConversionPlan &plan, const GapWriter &gaps,
+                     Value dest, Value batch, Value outer) {
+  auto constant = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value batchStart =
+      arith::MulIOp::create(b, loc, batch, constant(plan.getBatchBytes()));
+  Value spanStart = arith::AddIOp::create(
+      b, loc, batchStart,
+      arith::MulIOp::create(b, loc, outer, constant(plan.spanBytes)));
+  // Gaps of one length share one body: a loop over their offsets, read from
+  // a constant vector (a span may have a gap per storage row).
+  std::map<int64_t, SmallVector<int64_t>> offsetsByLength;
+  for (auto [offset, length] : plan.spanGaps)
+    offsetsByLength[length].push_back(offset);
+  for (auto &[length, offsets] : offsetsByLength) {
+    if (offsets.size() == 1) {
+      writeGap(b, loc, plan, gaps, dest,
+               arith::AddIOp::create(b, loc, spanStart, constant(offsets[0])),
+               length);
+      continue;
+    }
+    auto tableType = VectorType::get({static_cast<int64_t>(offsets.size())},
+                                     b.getI64Type());
+    Value table = arith::ConstantOp::create(
+        b, loc, tableType,
+        DenseElementsAttr::get(tableType, ArrayRef<int64_t>(offsets)));
+    const int64_t length_ = length;
+    scf::ForOp::create(
+        b, loc, constant(0), constant(offsets.size()), constant(1),
+        ValueRange{}, [&](OpBuilder &inner, Location l, Value g, ValueRange) {
+          Value offset = arith::IndexCastOp::create(
+              inner, l, inner.getIndexType(),
+              vector::ExtractOp::create(inner, l, table, OpFoldResult(g))
+                  .getResult());
+          writeGap(inner, l, plan, gaps, dest,
+                   arith::AddIOp::create(inner, l, spanStart, offset), length_);
+          scf::YieldOp::create(inner, l);
+        });
+  }
+  if (plan.batchTailBytes == 0)
+    return;
+  Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, outer,
+                                     constant(plan.bandsPerBatch - 1));
+  auto ifLast = scf::IfOp::create(b, loc, last, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifLast.getThenRegion().front());
+  writeGap(b, loc, plan, gaps, dest,
+           arith::AddIOp::create(
+               b, loc, batchStart,
+               constant(plan.bandsPerBatch * plan.spanBytes)),
+           plan.batchTailBytes);
+}
+
 void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
                                            const BlockConversionPlan &plan,
                                            Value source, Value dest,
                                            Value bandBegin, Value bandEnd,
-                                           const BlockConversionTarget *target) {
+                                           const BlockConversionTarget *target,
+                                           const GapWriter *gaps) {
+  assert((plan.coversDestination() || gaps) &&
+         "a plan that leaves destination bytes needs a GapWriter");
   auto constant = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -1006,6 +1218,8 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
               emitter.emitBlock(source, dest, sourceBase, destBase, streaming);
               scf::YieldOp::create(bb, loc);
             });
+        if (!plan.coversDestination())
+          emitGaps(b, loc, plan, *gaps, dest, batch, outer);
         scf::YieldOp::create(b, loc);
       });
   // Non-temporal stores are weakly ordered: make them visible before

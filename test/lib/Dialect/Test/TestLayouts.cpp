@@ -86,7 +86,7 @@ TileTransposedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-bool TileTransposedAttr::supportsRole(LayoutRole) const { return true; }
+bool TileTransposedAttr::supportsRole(StoragePart) const { return true; }
 
 std::unique_ptr<ref::Layout>
 TileTransposedAttr::buildReference(ArrayRef<int64_t> shape,

@@ -18,7 +18,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "microscale/Dialect/Microscale/IR/MicroscaleDialect.h.inc"
-#include "microscale/Dialect/Microscale/IR/MicroscaleEnums.h.inc"
+// MicroscaleEnums.h.inc comes with MicroscaleLayoutInterface.h.
 
 #define GET_ATTRDEF_CLASSES
 #include "microscale/Dialect/Microscale/IR/MicroscaleAttrs.h.inc"

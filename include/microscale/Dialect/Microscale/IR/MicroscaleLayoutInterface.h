@@ -14,10 +14,9 @@
 #include <optional>
 #include <string>
 
-namespace mlir::microscale {
-/// What a layout holds: packed element codes, or scale codes.
-enum class LayoutRole { Values, Scales };
-} // namespace mlir::microscale
+// What a layout holds (packed element codes or scale codes) is the
+// StoragePart enum of the buffer-level ops.
+#include "microscale/Dialect/Microscale/IR/MicroscaleEnums.h.inc"
 
 #include "microscale/Dialect/Microscale/IR/MicroscaleLayoutInterface.h.inc"
 

@@ -59,7 +59,7 @@ def Microscale_LayoutAttrInterface : AttrInterface<"LayoutAttrInterface"> {
   let methods = [
     InterfaceMethod<
       "Whether this layout can hold data of the given role.",
-      "bool", "supportsRole", (ins "::mlir::microscale::LayoutRole":$role)>,
+      "bool", "supportsRole", (ins "::mlir::microscale::StoragePart":$role)>,
     InterfaceMethod<
       [{Builds the reference layout for `logicalShape` of `elementBits`-bit
         codes. Returns null and sets `*error` when the shape is unsupported.}],

@@ -15,7 +15,10 @@ def MicroscaleFoldConstants : Pass<"microscale-fold-constants"> {
     offline into the layout its target's matmul wants (for example
     canonical MXFP4 into `#microscale.hopper_value`), with no code run at load
     time. Unlike the canonicalizer, whose limit is 65536 elements, the size
-    limit here is an option (0 means no limit).
+    limit here is an option: by default 2^24 (16777216) logical elements,
+    which bounds what one fold allocates (a few hundred MiB for the float
+    input of a quantize, whatever size its splat was spelled in); 0 means no
+    limit. An op left unfolded for its size gets a remark that says so.
 
     ```
     mx-opt --microscale-fold-constants='max-elements=0' weights.mlir
@@ -24,8 +27,9 @@ def MicroscaleFoldConstants : Pass<"microscale-fold-constants"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::microscale::MicroscaleDialect"];
   let options = [
-    Option<"maxElements", "max-elements", "int64_t", /*default=*/"0",
-           "Fold tensors of at most this many logical elements (0: any size)">,
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"16777216",
+           "Fold tensors of at most this many logical elements (default "
+           "2^24; 0: any size)">,
   ];
 }
 

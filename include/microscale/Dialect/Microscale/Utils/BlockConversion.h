@@ -17,14 +17,17 @@
 // The plan is computed at compile time from the layouts' reference maps
 // (`locateBeforeInterleave`), so it has no per-layout code: a new layout of
 // this kind is converted fast as soon as its reference is right. It is
-// verified against the reference on sampled blocks before use; shapes and
-// layouts it does not fit (padding, odd extents, 6- and 8-bit codes) keep
-// the generic per-unit loop.
+// verified against the reference on sampled blocks before use; layouts it
+// does not fit (6-bit codes, maps that are no permutation on any block of
+// at least a vector) keep the generic per-unit loop.
 //
-// Blocks are grouped into bands: all blocks of one band write one contiguous
-// range of destination bytes, band b the range [b, b+1) * bandBytes, so a
-// range of destination store units (convert_storage's `units`) maps to whole
-// bands plus generic edges.
+// Blocks are grouped into bands: all blocks of one band write inside one
+// span of destination bytes, band b of a batch the span [b, b+1) *
+// spanBytes, so a range of destination store units (convert_storage's
+// `units`) maps to whole bands plus generic edges. What the blocks do not
+// write (a layout's padding, and the elements outside the blocks where the
+// shape is not a multiple of the block) is the spans' gaps and each batch's
+// tail, written with the band: zeros for padding, else unit by unit.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MICROSCALE_DIALECT_MICROSCALE_UTILS_BLOCKCONVERSION_H
@@ -68,6 +71,16 @@ struct BlockConversionPlan {
   /// Logical extent of one block in the last two dims.
   int64_t blockRows = 0, blockCols = 0;
   int64_t numBands = 0, blocksPerBand = 0, bandBytes = 0;
+  /// The destination, per batch: `bandsPerBatch` spans of `spanBytes` (band
+  /// b's blocks write inside span b; spanBytes == bandBytes where they fill
+  /// it), then `batchTailBytes`. What the blocks do not write is the span's
+  /// `spanGaps` ([offset, offset + length) bytes from the span's start) and
+  /// the tail: the layout's padding, and where the blocks do not cover the
+  /// logical tensor (`gapsHoldElements`: shapes that are not multiples of
+  /// the block), the elements outside them.
+  int64_t spanBytes = 0, batchTailBytes = 0;
+  llvm::SmallVector<std::pair<int64_t, int64_t>> spanGaps;
+  bool gapsHoldElements = false;
   /// Band b is band b % bandsPerBatch of batch b / bandsPerBatch; block i of
   /// it starts at byte batch * batchStride + band * bandStride +
   /// i * innerStride, on either side.
@@ -89,6 +102,14 @@ struct BlockConversionPlan {
   int64_t streamingAlignment = 0;
 
   int64_t getBlockBytes() const { return blockRows * blockCols / 2; }
+  /// Whether the blocks write every destination byte.
+  bool coversDestination() const {
+    return spanGaps.empty() && batchTailBytes == 0;
+  }
+  /// Destination bytes of one batch.
+  int64_t getBatchBytes() const {
+    return bandsPerBatch * spanBytes + batchTailBytes;
+  }
 };
 
 /// The plan for converting the storage of `from` into that of `to` (the
@@ -128,13 +149,24 @@ public:
   virtual void emitStreamingFence(OpBuilder &builder, Location loc) const {}
 };
 
+/// How the destination bytes that no block writes are written: zeros where
+/// they are padding only; else unit by unit through `emitUnit` (destination
+/// store units of `unitBytes` bytes, by index).
+struct GapWriter {
+  int64_t unitBytes = 1;
+  function_ref<void(OpBuilder &, Location, Value)> emitUnit;
+};
+
 /// Emits loops over bands [bandBegin, bandEnd) that convert `source` into
 /// `dest` (1-D i8 memrefs) as `plan` says, with what `target` (may be null)
-/// adds.
+/// adds. Each band also writes its span's gaps, and the last band of a batch
+/// the batch's tail, through `gaps` (needed unless the plan covers the
+/// destination).
 void emitBlockConversion(OpBuilder &builder, Location loc,
                          const BlockConversionPlan &plan, Value source,
                          Value dest, Value bandBegin, Value bandEnd,
-                         const BlockConversionTarget *target = nullptr);
+                         const BlockConversionTarget *target = nullptr,
+                         const GapWriter *gaps = nullptr);
 
 } // namespace mlir::microscale
 

@@ -9,6 +9,9 @@
 #include "microscale/Conversion/NVVM/Passes.h"
 #include "microscale/Runtime/CPU/CompiledConversion.h"
 
+#include "microscale/Conversion/CPU/HostBlockConversion.h"
+#include "microscale/Conversion/CPU/Passes.h"
+#include "microscale/Dialect/Microscale/Transforms/StorageLowering.h"
 #include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
 #include "microscale/Reference/Layout.h"
 
@@ -189,7 +192,26 @@ bool takesBlockRoute(QTensorType from, QTensorType to,
                                              : from.buildScaleReference();
   auto refTo = part == StoragePart::values ? to.buildValueReference()
                                            : to.buildScaleReference();
-  return refFrom && refTo && planBlockConversion(*refFrom, *refTo).has_value();
+  return refFrom && refTo &&
+         planBlockConversion(*refFrom, *refTo, /*vectorBytes=*/64,
+                             /*minBytesWithGaps=*/0)
+             .has_value();
+}
+
+/// Lowers the module's conversion for the host with the block route taking
+/// padded and edge shapes of any size (the default keeps small ones on the
+/// per-unit loop, which compiles faster), so that small tests reach it.
+LogicalResult lowerWithGapsAtAnySize(ModuleOp module) {
+  // The pass would load the dialects it emits; a direct call must.
+  module->getContext()
+      ->loadDialect<arith::ArithDialect, LLVM::LLVMDialect, math::MathDialect,
+                    memref::MemRefDialect, scf::SCFDialect,
+                    vector::VectorDialect>();
+  HostBlockConversionTarget host(/*gfni=*/false);
+  StorageLoweringOptions options;
+  options.target = &host;
+  options.minBytesWithGaps = 0;
+  return lowerStorageOps(module, options);
 }
 
 // Aligned, unpadded shapes: the block route (BlockConversion.h). Every pair
@@ -257,7 +279,8 @@ TEST_F(Fixture, BlockRouteOnRealShapesEveryPairOfValueLayouts) {
         QTensorType to = type(shape, "mxfp4", axis, b, "#microscale.strided");
         routed += takesBlockRoute(from, to);
         ++total;
-        check(from, to, StoragePart::values, seed++, /*pieces=*/5);
+        check(from, to, StoragePart::values, seed++, /*pieces=*/5,
+              lowerWithGapsAtAnySize);
       }
   }
   // The conversions of a checkpoint (stored K-major) into the Hopper and
@@ -281,8 +304,10 @@ TEST_F(Fixture, BlockRouteOnRealShapesEveryPairOfValueLayouts) {
   QTensorType k = type({1216, 256}, "mxfp4", 0, kMajor, "#microscale.strided");
   QTensorType s = type({1216, 256}, "mxfp4", 0, shuffled, "#microscale.strided");
   EXPECT_TRUE(takesBlockRoute(k, s));
-  check(k, s, StoragePart::values, seed++, /*pieces=*/5);
-  check(s, k, StoragePart::values, seed++, /*pieces=*/5);
+  check(k, s, StoragePart::values, seed++, /*pieces=*/5,
+        lowerWithGapsAtAnySize);
+  check(s, k, StoragePart::values, seed++, /*pieces=*/5,
+        lowerWithGapsAtAnySize);
   llvm::outs() << "block route taken by " << routed << " of " << total
                << " value conversions on real shapes\n";
 }
@@ -301,7 +326,8 @@ TEST_F(Fixture, BlockRouteOnRealShapesEveryPairOfScaleLayouts) {
         QTensorType to = type(shape, "mxfp4", axis, "#microscale.strided", b);
         routed += takesBlockRoute(from, to, StoragePart::scales);
         ++total;
-        check(from, to, StoragePart::scales, seed++, /*pieces=*/5);
+        check(from, to, StoragePart::scales, seed++, /*pieces=*/5,
+              lowerWithGapsAtAnySize);
       }
   }
   llvm::outs() << "block route taken by " << routed << " of " << total

@@ -21,6 +21,7 @@ struct CPULowerStoragePass
     StorageLoweringOptions options;
     options.vectorBytes = vectorBytes;
     options.target = &host;
+    options.minBytesWithGaps = minGapBytes;
     if (failed(lowerStorageOps(getOperation(), options)))
       signalPassFailure();
   }

@@ -1216,7 +1216,7 @@ struct OutlineMatmulPass
     if (!target)
       return signalPassFailure();
     if (smCount < 0) {
-      getOperation()->emitError()
+      mlir::emitError(getOperation()->getLoc())
           << getArgument() << ": sm-count must be positive (or 0: the chip "
           << "model's " << target->defaultSMCount << "), got "
           << smCount.getValue();

@@ -17,9 +17,12 @@ inline constexpr llvm::StringLiteral kNVVMKernelModule = "microscale_kernels";
 inline std::optional<nvvm::NVIDIAChip>
 lookupChip(Operation *op, StringRef chip, StringRef pass) {
   std::optional<nvvm::NVIDIAChip> known = nvvm::NVIDIAChip::lookup(chip);
+  // At the op's location, without the op itself attached: a pass option is
+  // wrong, not the module.
   if (!known)
-    op->emitError() << pass << ": unknown NVIDIA chip '" << chip
-                    << "' (known: " << nvvm::NVIDIAChip::knownChips() << ")";
+    mlir::emitError(op->getLoc())
+        << pass << ": unknown NVIDIA chip '" << chip
+        << "' (known: " << nvvm::NVIDIAChip::knownChips() << ")";
   return known;
 }
 

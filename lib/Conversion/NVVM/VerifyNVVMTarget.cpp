@@ -26,7 +26,7 @@ struct VerifyNVVMTargetPass
         std::optional<nvvm::NVIDIAChip> chip =
             nvvm::NVIDIAChip::lookup(target.getChip());
         if (!chip) {
-          module.emitError()
+          mlir::emitError(module.getLoc())
               << "unknown NVIDIA chip '" << target.getChip()
               << "' (known: " << nvvm::NVIDIAChip::knownChips() << ")";
           signalPassFailure();
@@ -41,11 +41,11 @@ struct VerifyNVVMTargetPass
               .take_while([](char c) { return llvm::isDigit(c); })
               .getAsInteger(10, given);
         if (given && needed && given < needed) {
-          module.emitError() << "chip " << target.getChip() << " needs PTX "
-                             << needed / 10 << "." << needed % 10
-                             << " or newer, but the target's features give "
-                             << given / 10 << "." << given % 10 << " ('"
-                             << target.getFeatures() << "')";
+          mlir::emitError(module.getLoc())
+              << "chip " << target.getChip() << " needs PTX " << needed / 10
+              << "." << needed % 10
+              << " or newer, but the target's features give " << given / 10
+              << "." << given % 10 << " ('" << target.getFeatures() << "')";
           signalPassFailure();
         }
       }

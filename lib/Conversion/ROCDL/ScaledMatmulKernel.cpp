@@ -232,9 +232,9 @@ struct OutlineScaledMatmulPass
     ModuleOp module = getOperation();
     std::optional<rocdl::AMDChip> target = rocdl::AMDChip::lookup(chip);
     if (!target) {
-      module.emitError() << getArgument() << ": unknown AMD chip '" << chip
-                         << "' (known: " << rocdl::AMDChip::knownChips()
-                         << ")";
+      mlir::emitError(module.getLoc())
+          << getArgument() << ": unknown AMD chip '" << chip
+          << "' (known: " << rocdl::AMDChip::knownChips() << ")";
       return signalPassFailure();
     }
     SmallVector<ScaledMatmulStorageOp> matmuls;

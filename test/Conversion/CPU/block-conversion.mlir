@@ -1,4 +1,4 @@
-// RUN: mx-opt %s --microscale-cpu-lower-storage --canonicalize --cse | FileCheck %s
+// RUN: mx-opt %s --microscale-cpu-lower-storage=min-gap-bytes=0 --canonicalize --cse | FileCheck %s
 // RUN: mx-opt %s --microscale-cpu-lower-storage=vector-bytes=0 | FileCheck %s --check-prefix=UNITS
 // RUN: mx-opt %s --microscale-cpu-to-llvm | FileCheck %s --check-prefix=LLVM
 // RUN: mx-opt %s --microscale-cpu-lower-storage=gfni=true | FileCheck %s --check-prefix=GFNI
@@ -69,8 +69,8 @@ func.func @unit_range(%src: memref<65536xi8>, %dst: memref<65536xi8>, %b: index,
 
 // Padded storage (M = 64 is padded to 256 by Hopper's layout): the blocks
 // by the block route, then the padding (here a tail after the batch's last
-// band) with zero vectors, by the band that owns it. (Destinations under
-// 32 KiB with padding keep the per-unit loop: the code per gap does not pay.)
+// band) with zero vectors, by the band that owns it. (By default only
+// destinations of 1 MiB or more take it: `min-gap-bytes`.)
 // CHECK-LABEL: func @padded_block_route
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0> : vector<64xi8>
 // CHECK: scf.for

@@ -31,6 +31,12 @@ def MicroscaleCPULowerStorage : Pass<"microscale-cpu-lower-storage"> {
     Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"64",
            "Vector register width, in bytes, of the block route for FP4 "
            "values, scales and FP8 (16, 32 or 64; 0 disables it)">,
+    Option<"minGapBytes", "min-gap-bytes", "int64_t",
+           /*default=*/"int64_t(1) << 20",
+           "The least destination size (bytes) for which the block route "
+           "takes shapes it does not cover whole (padding, edges: written "
+           "apart); smaller ones keep the per-unit loop, which compiles "
+           "faster">,
     Option<"gfni", "gfni", "bool", /*default=*/"false",
            "The target has x86 GFNI (and AVX-512BW for 64-byte vectors): "
            "apply word bit interleaves (Hopper's Step B) with vgf2p8affineqb "

@@ -22,13 +22,15 @@ using namespace mlir::microscale::codegen;
 
 /// The block route's plan for a conversion, when it applies (see BlockConversion.h).
 static std::optional<BlockConversionPlan>
-planFor(const StorageConversion &conversion, int64_t vectorBytes) {
+planFor(const StorageConversion &conversion, int64_t vectorBytes,
+        int64_t minBytesWithGaps) {
   if (vectorBytes == 0 || (conversion.bits != 4 && conversion.bits != 8))
     return std::nullopt;
   std::unique_ptr<::microscale::ref::Layout> from, to;
   if (!conversion.buildReferences(from, to))
     return std::nullopt;
-  auto plan = planBlockConversion(*from, *to, vectorBytes);
+  auto plan =
+      planBlockConversion(*from, *to, vectorBytes, minBytesWithGaps);
   if (!plan)
     return std::nullopt;
   // Bands, spans, tails and gaps in whole store units.
@@ -87,12 +89,14 @@ lowerWithGaps(ConvertStorageOp op, const StorageConversion &conversion,
   Value low = minU(start(firstBand), end);
   Value high = arith::MaxUIOp::create(builder, loc, start(lastBand), low);
   perUnit(begin, low);
-  GapWriter gaps;
-  gaps.unitBytes = unit;
   Value source = op.getSource(), dest = op.getDest();
-  gaps.emitUnit = [&](OpBuilder &b, Location l, Value u) {
+  // A named callable: GapWriter holds a function_ref to it.
+  auto emitUnit = [&](OpBuilder &b, Location l, Value u) {
     conversion.emitUnit(b, l, source, dest, u);
   };
+  GapWriter gaps;
+  gaps.unitBytes = unit;
+  gaps.emitUnit = emitUnit;
   emitBlockConversion(builder, loc, plan, source, dest, firstBand, lastBand,
                       target, &gaps);
   perUnit(high, end);
@@ -100,7 +104,8 @@ lowerWithGaps(ConvertStorageOp op, const StorageConversion &conversion,
 }
 
 static void lower(ConvertStorageOp op, int64_t vectorBytes,
-                  const BlockConversionTarget *target) {
+                  const BlockConversionTarget *target,
+                  int64_t minBytesWithGaps) {
   StorageConversion conversion(op);
   OpBuilder builder(op);
   Location loc = op.getLoc();
@@ -118,7 +123,7 @@ static void lower(ConvertStorageOp op, int64_t vectorBytes,
         });
   };
   std::optional<BlockConversionPlan> plan =
-      planFor(conversion, vectorBytes);
+      planFor(conversion, vectorBytes, minBytesWithGaps);
   if (!plan) {
     perUnit(begin, end);
     op.erase();
@@ -277,7 +282,7 @@ mlir::microscale::lowerStorageOps(Operation *root,
   for (QuantizeStorageOp op : quantizes)
     lowerQuantizeStorage(op);
   for (ConvertStorageOp op : ops)
-    lower(op, options.vectorBytes, options.target);
+    lower(op, options.vectorBytes, options.target, options.minBytesWithGaps);
   for (TranscodeStorageOp op : transcodes)
     if (failed(lowerTranscodeStorage(op)))
       return failure();
@@ -305,6 +310,7 @@ struct LowerStorageConversionsPass
   void runOnOperation() override {
     StorageLoweringOptions options;
     options.vectorBytes = vectorBytes;
+    options.minBytesWithGaps = minGapBytes;
     if (failed(lowerStorageOps(getOperation(), options)))
       signalPassFailure();
   }

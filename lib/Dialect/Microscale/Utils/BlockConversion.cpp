@@ -47,9 +47,6 @@ constexpr int64_t kPrefetchBlocks = 2;
 /// The least part of the tensor that blocks which do not divide it must
 /// cover (the rest goes through the generic per-unit code).
 constexpr double kMinCoverage = 0.9;
-/// The least destination size (bytes) for which plans that leave bytes to
-/// write apart (padding, edges) are taken.
-constexpr int64_t kMinBytesWithGaps = 32 * 1024;
 
 /// The logical tensor as [batch, rows, cols].
 struct Tensor {
@@ -729,14 +726,16 @@ int64_t streamingAlignment(const BlockConversionPlan &plan) {
 std::optional<BlockConversionPlan>
 mlir::microscale::planBlockConversion(const ref::Layout &from,
                                       const ref::Layout &to,
-                                      int64_t vectorBytes) {
+                                      int64_t vectorBytes,
+                                      int64_t minBytesWithGaps) {
   if (vectorBytes != 16 && vectorBytes != 32 && vectorBytes != 64)
     return std::nullopt;
   // Bytes (scales, FP8) are routed as pairs of nibbles that stay together.
   if (from.getElementBits() == 8 && to.getElementBits() == 8 &&
       !from.getLogicalShape().empty()) {
     NibbleView fromNibbles(from), toNibbles(to);
-    return planBlockConversion(fromNibbles, toNibbles, vectorBytes);
+    return planBlockConversion(fromNibbles, toNibbles, vectorBytes,
+                               minBytesWithGaps);
   }
   if (from.getElementBits() != 4 || to.getElementBits() != 4 ||
       from.getLogicalShape() != to.getLogicalShape() ||
@@ -815,10 +814,8 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
       if (verifyBands(from, to, t, c.block, c.sourceBits, c.destBits,
                       Banding{innerAlongCols, down, across}, plan)) {
         plan.gapsHoldElements = !divides(c.block);
-        // A plan that leaves destination bytes costs code per gap: only for
-        // tensors big enough to pay for it.
         if (!plan.coversDestination() &&
-            to.getStorageBytes() < kMinBytesWithGaps)
+            to.getStorageBytes() < minBytesWithGaps)
           return std::nullopt;
         plan.streamingAlignment = streamingAlignment(plan);
         return plan;

@@ -499,7 +499,7 @@ def Microscale_MixedMatmulStorageOp
     first).
 
     Lowerings: for the host, `microscale-lower-storage-conversions`; for
-    NVIDIA GPUs, `microscale-convert-storage-to-gpu` (an mma.sync kernel,
+    NVIDIA GPUs, `microscale-nvvm-outline-matmul` (an mma.sync kernel,
     MXFP4 weights stored K-major).
   }];
   let arguments = (ins Arg<MemRefRankOf<[F32, F16, BF16], [2]>, "", [MemRead]>:$lhs,

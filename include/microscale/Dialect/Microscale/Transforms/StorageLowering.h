@@ -22,6 +22,9 @@ struct StorageLoweringOptions {
   int64_t vectorBytes = 64;
   /// What the target adds to the block route; null: nothing.
   const BlockConversionTarget *target = nullptr;
+  /// The least destination size for block routes with gaps (padding,
+  /// edges); see BlockConversion.h.
+  int64_t minBytesWithGaps = int64_t(1) << 20;
 };
 
 /// Lowers every buffer-level op under `root` (convert, quantize, dequantize,

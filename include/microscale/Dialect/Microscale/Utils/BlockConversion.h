@@ -112,15 +112,22 @@ struct BlockConversionPlan {
   }
 };
 
+/// Plans that leave destination bytes to write apart (padding, edges) cost
+/// code per gap and a JIT compile far longer than the per-unit loop's: by
+/// default they are taken for destinations of at least this many bytes.
+inline constexpr int64_t kDefaultMinBytesWithGaps = int64_t(1) << 20;
+
 /// The plan for converting the storage of `from` into that of `to` (the
 /// same logical FP4 tensor, or 8-bit tensor: then the plan's block and
 /// element bits are those of the tensor seen as nibbles, [..., R, 2C]) with
 /// `vectorBytes`-byte registers (16, 32 or 64), or std::nullopt where no
-/// block routing applies.
+/// block routing applies. Plans that do not cover the destination are
+/// returned only for destinations of at least `minBytesWithGaps` bytes.
 std::optional<BlockConversionPlan>
 planBlockConversion(const ::microscale::ref::Layout &from,
                     const ::microscale::ref::Layout &to,
-                    int64_t vectorBytes = 64);
+                    int64_t vectorBytes = 64,
+                    int64_t minBytesWithGaps = kDefaultMinBytesWithGaps);
 
 /// A word bit map (bit i moves to bit map[i]) as one mask of source bits
 /// per distance map[i] - i: applying it costs a mask, a shift and an or per

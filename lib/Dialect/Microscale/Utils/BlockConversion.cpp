@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
 
+#include "microscale/Reference/BlockBits.h"
+
 #include "microscale/Reference/Layout.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -85,51 +87,6 @@ int64_t nibbleAddress(const ref::Layout &layout,
       return -1;
   return bits[0] / 4;
 }
-
-/// An 8-bit layout seen as a 4-bit one: logical [..., R, C] bytes become
-/// [..., R, 2C] nibbles, nibble h of byte (r, c) being element (r, 2c + h).
-/// Byte layouts keep each byte whole, so on both sides of a conversion the
-/// nibble bit is address bit 0: the block route then moves whole bytes.
-class NibbleView : public ref::Layout {
-public:
-  explicit NibbleView(const ref::Layout &bytes)
-      : ref::Layout(doubled(bytes.getLogicalShape()), 4), bytes(bytes) {}
-
-  std::vector<int64_t> getStorageShape() const override {
-    return bytes.getStorageShape();
-  }
-  void locate(const int64_t *index, int64_t *bitOffsets) const override {
-    locateIn(index, bitOffsets, /*beforeInterleave=*/false);
-  }
-  void locateBeforeInterleave(const int64_t *index,
-                              int64_t *bitOffsets) const override {
-    locateIn(index, bitOffsets, /*beforeInterleave=*/true);
-  }
-  const int8_t *getWordInterleave() const override {
-    return bytes.getWordInterleave();
-  }
-
-private:
-  static std::vector<int64_t> doubled(std::vector<int64_t> shape) {
-    if (!shape.empty())
-      shape.back() *= 2;
-    return shape;
-  }
-  void locateIn(const int64_t *index, int64_t *bitOffsets,
-                bool beforeInterleave) const {
-    std::vector<int64_t> byteIndex(index, index + logicalShape.size());
-    const int64_t h = byteIndex.back() % 2;
-    byteIndex.back() /= 2;
-    int64_t bits[8];
-    if (beforeInterleave)
-      bytes.locateBeforeInterleave(byteIndex.data(), bits);
-    else
-      bytes.locate(byteIndex.data(), bits);
-    for (int i = 0; i < 4; ++i)
-      bitOffsets[i] = bits[4 * h + i];
-  }
-  const ref::Layout &bytes;
-};
 
 /// Element e of a block is at (row e >> logCols, column e & (2^logCols - 1))
 /// of the block.
@@ -733,8 +690,11 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
   // Bytes (scales, FP8) are routed as pairs of nibbles that stay together.
   if (from.getElementBits() == 8 && to.getElementBits() == 8 &&
       !from.getLogicalShape().empty()) {
-    NibbleView fromNibbles(from), toNibbles(to);
-    return planBlockConversion(fromNibbles, toNibbles, vectorBytes,
+    // A byte's two nibbles keep address bit 0 on both sides, so the route
+    // moves whole bytes.
+    std::unique_ptr<ref::Layout> fromNibbles = ref::makeNibbleView(from);
+    std::unique_ptr<ref::Layout> toNibbles = ref::makeNibbleView(to);
+    return planBlockConversion(*fromNibbles, *toNibbles, vectorBytes,
                                minBytesWithGaps);
   }
   if (from.getElementBits() != 4 || to.getElementBits() != 4 ||

@@ -1,23 +1,26 @@
 //===- BlockConversion.h - FP4 layout conversion in vector blocks -*- C++ -*-===//
 //
-// The host's fast path for convert_storage of packed FP4 values. Where both
-// layouts, on a block of the logical tensor, place each element's nibble at
-// an address whose bits are a permutation of the element's index bits (true
-// of every Triton value layout on aligned, unpadded shapes), a conversion is
-// a fixed routing of the block's nibbles through vector registers:
+// The fast path for convert_storage of packed FP4 values (and bytes, seen as
+// pairs of nibbles): the host lowering emits it, the GPU staged kernel plans
+// its tiles from it. Where both layouts, on a block of the logical tensor,
+// place each element's nibble at an address whose bits are a permutation of
+// the element's index bits within a storage row, the rows being any pitch
+// apart (true of every Triton value layout), a conversion is a fixed routing
+// of the block's nibbles through vector registers:
 //
 //   load the block's source runs into W-byte vectors,
 //   [undo the source's word interleave (Hopper's Step B)],
 //   swap the nibble-within-byte bit with a vector bit (shifts and masks),
 //   swap lane bits with vector bits, one two-input byte shuffle per vector
-//   and stage (vpermt2b with AVX-512 VBMI),
+//   and stage (vpermt2b on a host with AVX-512 VBMI),
 //   [apply the destination's word interleave],
 //   store the vectors as the block's destination runs.
 //
 // The plan is computed at compile time from the layouts' reference maps
 // (`locateBeforeInterleave`), so it has no per-layout code: a new layout of
 // this kind is converted fast as soon as its reference is right. It is
-// verified against the reference on sampled blocks before use; layouts it
+// verified against the reference before use (every band's and block's
+// origin, and sampled blocks element by element); layouts it
 // does not fit (6-bit codes, maps that are no permutation on any block of
 // at least a vector) keep the generic per-unit loop.
 //

@@ -43,6 +43,10 @@ void forEachIndex(const std::vector<int64_t> &shape, Fn fn) {
 } // namespace
 
 void Layout::store(const uint8_t *codes, uint8_t *storage) const {
+  // An empty tensor may come with no buffer at all (memset(nullptr, 0, 0)
+  // is undefined).
+  if (getStorageBytes() == 0)
+    return;
   std::memset(storage, 0, static_cast<size_t>(getStorageBytes()));
   int64_t bits[8];
   forEachIndex(logicalShape, [&](int64_t linear, const int64_t *index) {

@@ -4,6 +4,8 @@
 #   scripts/run-fuzzers.sh [SECONDS]
 #   MICROSCALE_FUZZ_BUILD_DIR  build directory (default: build-fuzz)
 #   MICROSCALE_FUZZ_JOBS       ninja -j (default: ninja's)
+#   MICROSCALE_FUZZ_SEED       libFuzzer's seed (default 1: CI's short runs
+#                              start from the same inputs every time)
 # New inputs go to a scratch corpus, not to fuzz/corpus (add a finding there
 # by hand once it is fixed). A crash leaves its reproducer in
 # $BUILD/fuzz-artifacts and makes the script exit non-zero; rerun it with
@@ -37,6 +39,7 @@ for target in "${targets[@]}"; do
   # -rss_limit_mb: a leak or an unbounded allocation is a finding too.
   if "$build/bin/$target" "$scratch" "$seeds" \
       -dict="$ROOT/fuzz/microscale.dict" -max_total_time="$seconds" \
+      -seed="${MICROSCALE_FUZZ_SEED:-1}" \
       -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
       -artifact_prefix="$artifacts/$target-" > "$log" 2>&1; then
     runs=$(grep -oP 'stat::number_of_executed_units:\s*\K[0-9]+' "$log" || echo "?")

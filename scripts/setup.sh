@@ -10,6 +10,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${MICROSCALE_BUILD_DIR:-$ROOT/build}"
 
 PACKAGES=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22
+          libclang-rt-22-dev
           ninja-build ccache cmake libgtest-dev libzstd-dev zlib1g-dev
           libxml2-dev libedit-dev libcurl4-openssl-dev libffi-dev python3)
 

@@ -453,7 +453,7 @@ def Microscale_ScaledMatmulStorageOp
 
     Lowerings: for the host, `microscale-lower-storage-conversions` (loops
     that run the same register transcode sequence as the gfx950 kernel, the
-    byte permute emulated); for gfx950, `microscale-convert-storage-to-gfx950`
+    byte permute emulated); for gfx950, `microscale-rocdl-outline-scaled-matmul`
     (one kernel of `amdgpu.scaled_mfma` 32x32x64 with FP6 operands).
   }];
   let arguments = (ins Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$lhs_values,

@@ -699,11 +699,10 @@ struct OutlineBlackwellDequantizePass
         lookupChip(getOperation(), chip, getArgument());
     if (!target)
       return signalPassFailure();
-    SmallVector<DequantizeStorageOp> ops;
-    getOperation()->walk([&](DequantizeStorageOp op) {
-      if (!op->getParentOfType<gpu::GPUModuleOp>() && isBlackwellDequantize(op))
-        ops.push_back(op);
-    });
+    SmallVector<DequantizeStorageOp> ops =
+        collectOpsToOutline<DequantizeStorageOp>(
+            getOperation(),
+            [](DequantizeStorageOp op) { return isBlackwellDequantize(op); });
     if (ops.empty())
       return;
     gpu::GPUModuleOp kernels =

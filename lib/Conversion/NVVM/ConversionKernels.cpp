@@ -170,36 +170,19 @@ struct OutlineConversionsPass
         lookupChip(getOperation(), chip, getArgument());
     if (!target)
       return signalPassFailure();
-    SmallVector<ConvertStorageOp> ops;
-    bool unsupported = false;
-    getOperation()->walk([&](Operation *op) {
-      if (op->getParentOfType<gpu::GPUModuleOp>())
-        return;
-      if (auto convert = dyn_cast<ConvertStorageOp>(op)) {
-        ops.push_back(convert);
-      } else if (isa<TranscodeStorageOp>(op)) {
-        // Not silently left on the host: the NVIDIA target has no transcode.
-        op->emitOpError() << "has no NVIDIA lowering (the CPU one is "
-                             "microscale-cpu-lower-storage)";
-        unsupported = true;
-      }
-    });
-    if (unsupported)
+    if (failed(reportNoNVIDIALowering<TranscodeStorageOp>(getOperation())))
       return signalPassFailure();
+    SmallVector<ConvertStorageOp> ops =
+        collectOpsToOutline<ConvertStorageOp>(getOperation());
     if (ops.empty())
       return;
     gpu::GPUModuleOp kernels =
         getOrCreateKernelModule(getOperation(), kNVVMKernelModule);
     for (ConvertStorageOp op : ops) {
       FailureOr<ConversionTiling> tiling = getConversionTiling(op);
-      if (failed(tiling))
+      if (failed(tiling) || failed(checkBlockSize(op, tiling->blockSize,
+                                                  *target)))
         return signalPassFailure();
-      if (tiling->blockSize > target->maxThreadsPerBlock) {
-        op.emitOpError() << "tiling block_size = " << tiling->blockSize
-                         << " exceeds the " << target->maxThreadsPerBlock
-                         << " threads per block of " << target->name;
-        return signalPassFailure();
-      }
       op->removeAttr(kTilingAttrName);
       unsigned index = getNextKernelIndex(kernels);
       if (tiling->staged &&

@@ -832,25 +832,17 @@ struct OutlineDequantizePass
         lookupChip(getOperation(), chip, getArgument());
     if (!target)
       return signalPassFailure();
-    SmallVector<DequantizeStorageOp> ops;
-    getOperation()->walk([&](DequantizeStorageOp op) {
-      if (!op->getParentOfType<gpu::GPUModuleOp>())
-        ops.push_back(op);
-    });
+    SmallVector<DequantizeStorageOp> ops =
+        collectOpsToOutline<DequantizeStorageOp>(getOperation());
     if (ops.empty())
       return;
     gpu::GPUModuleOp kernels =
         getOrCreateKernelModule(getOperation(), kNVVMKernelModule);
     for (DequantizeStorageOp op : ops) {
       FailureOr<HopperDequantizeOptions> tiling = getDequantizeTiling(op);
-      if (failed(tiling))
+      if (failed(tiling) || failed(checkBlockSize(op, tiling->blockSize,
+                                                  *target)))
         return signalPassFailure();
-      if (tiling->blockSize > target->maxThreadsPerBlock) {
-        op.emitOpError() << "tiling block_size = " << tiling->blockSize
-                         << " exceeds the " << target->maxThreadsPerBlock
-                         << " threads per block of " << target->name;
-        return signalPassFailure();
-      }
       op->removeAttr(kTilingAttrName);
       if (failed(outlineHopperDequantize(op, kernels, *tiling,
                                          getNextKernelIndex(kernels),

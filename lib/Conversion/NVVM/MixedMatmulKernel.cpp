@@ -1222,22 +1222,10 @@ struct OutlineMatmulPass
           << smCount.getValue();
       return signalPassFailure();
     }
-    SmallVector<MixedMatmulStorageOp> ops;
-    bool unsupported = false;
-    getOperation()->walk([&](Operation *op) {
-      if (op->getParentOfType<gpu::GPUModuleOp>())
-        return;
-      if (auto product = dyn_cast<MixedMatmulStorageOp>(op)) {
-        ops.push_back(product);
-      } else if (isa<ScaledMatmulStorageOp>(op)) {
-        // Not silently left on the host.
-        op->emitOpError() << "has no NVIDIA lowering (the CPU one is "
-                             "microscale-cpu-lower-storage)";
-        unsupported = true;
-      }
-    });
-    if (unsupported)
+    if (failed(reportNoNVIDIALowering<ScaledMatmulStorageOp>(getOperation())))
       return signalPassFailure();
+    SmallVector<MixedMatmulStorageOp> ops =
+        collectOpsToOutline<MixedMatmulStorageOp>(getOperation());
     if (ops.empty())
       return;
     gpu::GPUModuleOp kernels =

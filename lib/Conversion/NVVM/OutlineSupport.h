@@ -32,6 +32,45 @@ inline unsigned getNextKernelIndex(gpu::GPUModuleOp kernels) {
   return llvm::range_size(kernels.getOps<gpu::GPUFuncOp>());
 }
 
+/// The ops of type OpT that are not inside a gpu.module yet (and that
+/// `accept`, when given), in walk order: what an outlining pass outlines.
+template <typename OpT>
+SmallVector<OpT> collectOpsToOutline(Operation *root,
+                                     function_ref<bool(OpT)> accept = {}) {
+  SmallVector<OpT> ops;
+  root->walk([&](OpT op) {
+    if (!op->template getParentOfType<gpu::GPUModuleOp>() &&
+        (!accept || accept(op)))
+      ops.push_back(op);
+  });
+  return ops;
+}
+
+/// Reports every op of the types OpTs outside a gpu.module: the NVIDIA
+/// target has no lowering for them, and they must not be left silently for
+/// the host. Failure when there was any.
+template <typename... OpTs> LogicalResult reportNoNVIDIALowering(Operation *root) {
+  bool unsupported = false;
+  root->walk([&](Operation *op) {
+    if (isa<OpTs...>(op) && !op->getParentOfType<gpu::GPUModuleOp>()) {
+      op->emitOpError() << "has no NVIDIA lowering (the CPU one is "
+                           "microscale-cpu-lower-storage)";
+      unsupported = true;
+    }
+  });
+  return failure(unsupported);
+}
+
+/// Checks an explicit tiling's threads per block against the chip.
+inline LogicalResult checkBlockSize(Operation *op, int64_t blockSize,
+                                    const nvvm::NVIDIAChip &chip) {
+  if (blockSize <= chip.maxThreadsPerBlock)
+    return success();
+  return op->emitOpError() << "tiling block_size = " << blockSize
+                           << " exceeds the " << chip.maxThreadsPerBlock
+                           << " threads per block of " << chip.name;
+}
+
 } // namespace mlir::microscale
 
 #endif

@@ -24,9 +24,15 @@
 //
 // The block shape, the order of blocks (bands), the strides and the word
 // interleaves come from planBlockConversion, which checks them against the
-// reference on sampled blocks; the kernel covers whole conversions of
-// unpadded tensors with 16-byte runs on both sides, and the generic
-// per-unit kernel does the rest.
+// reference on sampled blocks. Storage rows may be any pitch apart (1440
+// bytes for gpt-oss's K = 2880): the tile's address bits are virtual
+// (BlockAddressBits), its row bits scaled by the pitch. Where the blocks do
+// not write the whole destination (a layout's padding, and the elements
+// outside the blocks on shapes that are not multiples of them), the blocks
+// of the same launch after the tiles' write the rest, one unit per thread:
+// 16-byte zeros for padding, the per-unit body for elements. The kernel
+// needs 16-byte runs on both sides; other conversions (and unit ranges)
+// take the generic per-unit kernel.
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Conversion/NVVM/Passes.h"
@@ -42,6 +48,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Debug.h"
 
 #include <map>
 #include <set>
@@ -49,6 +56,8 @@
 using namespace mlir;
 using namespace mlir::microscale;
 using namespace mlir::microscale::codegen;
+
+#define DEBUG_TYPE "microscale-staged-conversion"
 
 namespace {
 /// Nibble bits held by one thread: 3 within a word, 3 for its 8 registers.
@@ -124,8 +133,12 @@ struct TilePlan {
   /// Per element bit: its bit in the compacted tile address (nibbles) of A
   /// (source order) and B (destination order).
   SmallVector<int> sourceRank, destRank;
-  /// Compacted address bit k -> nibble-address bit from the block's base.
+  /// Compacted address bit k -> virtual nibble-address bit from the block's
+  /// base (BlockAddressBits: bits from rowShift on count storage rows, which
+  /// are pitchBytes apart).
   SmallVector<int> sourcePositions, destPositions;
+  int sourceRowShift = 62, destRowShift = 62;
+  int64_t sourcePitchBytes = 0, destPitchBytes = 0;
   /// Thread index bit i -> element bit (the first 5 are the lanes).
   SmallVector<int> threadBits;
   /// Register nibble position p (0: nibble in byte, 1-2: byte in word, 3-5:
@@ -138,50 +151,92 @@ struct TilePlan {
   int64_t getTileBytes() const { return int64_t(1) << (n - 1); }
 };
 
+/// The virtual address bit (BlockConversionPlan::sourceAddress' positions)
+/// of a byte stride between blocks, where it is one: a power of two within a
+/// storage row, or a power of two of rows.
+std::optional<int> strideBit(const BlockAddressBits &bits,
+                             int64_t strideBytes) {
+  const int64_t nibbles = 2 * strideBytes;
+  if (nibbles <= 0)
+    return std::nullopt;
+  if (nibbles < bits.pitch && llvm::isPowerOf2_64(nibbles))
+    return static_cast<int>(llvm::Log2_64(nibbles));
+  if (nibbles % bits.pitch == 0 && llvm::isPowerOf2_64(nibbles / bits.pitch))
+    return bits.rowShift + static_cast<int>(llvm::Log2_64(nibbles / bits.pitch));
+  return std::nullopt;
+}
+
+/// Whether the column bits of `bits` (those below rowShift) address nibbles
+/// within one storage row.
+bool columnsFitRow(const BlockAddressBits &bits) {
+  int64_t span = 0;
+  for (int position : bits)
+    if (position < bits.rowShift)
+      span += int64_t(1) << position;
+  return span < bits.pitch;
+}
+
 std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
                                   const ::microscale::ref::Layout &to) {
+  // Plans with gaps too (padding, edges): the gap kernel writes those.
+  // Blocks of a warp's worth at least where the tensor has them; else
+  // smaller blocks, several to a tile.
   std::optional<BlockConversionPlan> geometry =
-      planBlockConversion(from, to, /*vectorBytes=*/64);
-  // The tiles write every destination byte (no padding, no edges).
-  if (!geometry || !geometry->coversDestination())
+      planBlockConversion(from, to, /*vectorBytes=*/64,
+                          /*minBytesWithGaps=*/0, kHeldBits + 5);
+  if (!geometry)
+    geometry = planBlockConversion(from, to, /*vectorBytes=*/64,
+                                   /*minBytesWithGaps=*/0);
+  if (!geometry)
     return std::nullopt;
-  auto sourceBits =
-      ::microscale::ref::getBlockAddressBits(from, geometry->blockRows,
-                                             geometry->blockCols);
-  auto destBits =
-      ::microscale::ref::getBlockAddressBits(to, geometry->blockRows,
-                                             geometry->blockCols);
-  if (!sourceBits || !destBits)
-    return std::nullopt;
+  LLVM_DEBUG(llvm::dbgs() << "staged conversion: block " << geometry->blockRows
+                          << " x " << geometry->blockCols << ", "
+                          << geometry->numBands << " bands of "
+                          << geometry->blocksPerBand << " blocks, "
+                          << geometry->spanGaps.size() << " gaps per span, "
+                          << geometry->batchTailBytes << " tail bytes\n");
+  BlockAddressBits sourceBits = geometry->sourceAddress;
+  BlockAddressBits destBits = geometry->destAddress;
   // Blocks too small for a warp of threads: take 2, 4, ... neighbouring
   // blocks of a band as one tile, where the blocks of a band lie a power of
   // two apart on both sides (their index bits are then address bits too).
-  while (static_cast<int>(sourceBits->size()) < kHeldBits + 5 &&
-         geometry->blocksPerBand % 2 == 0 &&
-         llvm::isPowerOf2_64(geometry->sourceInnerStride) &&
-         llvm::isPowerOf2_64(geometry->destInnerStride)) {
-    int sourceBit = llvm::Log2_64(geometry->sourceInnerStride) + 1;
-    int destBit = llvm::Log2_64(geometry->destInnerStride) + 1;
-    if (llvm::is_contained(*sourceBits, sourceBit) ||
-        llvm::is_contained(*destBits, destBit))
+  while (static_cast<int>(sourceBits.size()) < kHeldBits + 5 &&
+         geometry->blocksPerBand % 2 == 0) {
+    std::optional<int> sourceBit =
+        strideBit(sourceBits, geometry->sourceInnerStride);
+    std::optional<int> destBit = strideBit(destBits, geometry->destInnerStride);
+    if (!sourceBit || !destBit ||
+        llvm::is_contained(sourceBits, *sourceBit) ||
+        llvm::is_contained(destBits, *destBit))
       break;
-    sourceBits->push_back(sourceBit);
-    destBits->push_back(destBit);
+    BlockAddressBits source = sourceBits, dest = destBits;
+    source.push_back(*sourceBit);
+    dest.push_back(*destBit);
+    if (!columnsFitRow(source) || !columnsFitRow(dest))
+      break;
+    sourceBits = std::move(source);
+    destBits = std::move(dest);
     geometry->blocksPerBand /= 2;
     geometry->sourceInnerStride *= 2;
     geometry->destInnerStride *= 2;
   }
   TilePlan plan;
   plan.geometry = *geometry;
-  plan.n = sourceBits->size();
+  plan.n = sourceBits.size();
   // At least a warp of threads; at most 8 KiB per tile and shared buffer.
   if (plan.n < kHeldBits + 5 || plan.n > 14)
     return std::nullopt;
-  plan.sourcePositions = sortedPositions(*sourceBits);
-  plan.destPositions = sortedPositions(*destBits);
-  // 16-byte runs (32 nibbles) on both sides, 16-byte aligned blocks.
+  plan.sourcePositions = sortedPositions(sourceBits);
+  plan.destPositions = sortedPositions(destBits);
+  plan.sourceRowShift = sourceBits.rowShift;
+  plan.destRowShift = destBits.rowShift;
+  plan.sourcePitchBytes = sourceBits.pitch / 2;
+  plan.destPitchBytes = destBits.pitch / 2;
+  // 16-byte runs (32 nibbles) on both sides within a storage row, 16-byte
+  // aligned blocks and rows.
   for (int k = 0; k < 5; ++k)
-    if (plan.sourcePositions[k] != k || plan.destPositions[k] != k)
+    if (plan.sourcePositions[k] != k || plan.destPositions[k] != k ||
+        k >= plan.sourceRowShift || k >= plan.destRowShift)
       return std::nullopt;
   for (int64_t stride :
        {geometry->sourceBatchStride, geometry->sourceBandStride,
@@ -189,8 +244,13 @@ std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
         geometry->destBandStride, geometry->destInnerStride})
     if (stride % 16)
       return std::nullopt;
-  plan.sourceRank = ranks(*sourceBits);
-  plan.destRank = ranks(*destBits);
+  if ((plan.sourcePositions.back() >= plan.sourceRowShift &&
+       plan.sourcePitchBytes % 16) ||
+      (plan.destPositions.back() >= plan.destRowShift &&
+       plan.destPitchBytes % 16))
+    return std::nullopt;
+  plan.sourceRank = ranks(sourceBits);
+  plan.destRank = ranks(destBits);
 
   // U: the bits of the source and destination words, plus the choice of
   // the rest that (with the choice of lanes) gives the fewest conflicts.
@@ -291,12 +351,22 @@ public:
   }
 
   /// Byte offset from the block's base of 16-byte chunk `chunk` of a
-  /// compacted tile whose address bit k (nibbles) is `positions[k]`.
-  Value chunkOffset(Value chunk, ArrayRef<int> positions) {
-    SmallVector<std::pair<int, int>> moves;
-    for (int k = 5; k < plan.n; ++k)
-      moves.push_back({k - 5, positions[k] - 1});
-    return scatter(chunk, moves);
+  /// compacted tile whose address bit k (nibbles) is `positions[k]`: bits
+  /// below `rowShift` within a storage row, the others storage rows of
+  /// `pitchBytes`.
+  Value chunkOffset(Value chunk, ArrayRef<int> positions, int rowShift,
+                    int64_t pitchBytes) {
+    SmallVector<std::pair<int, int>> columnMoves, rowMoves;
+    for (int k = 5; k < plan.n; ++k) {
+      if (positions[k] < rowShift)
+        columnMoves.push_back({k - 5, positions[k] - 1});
+      else
+        rowMoves.push_back({k - 5, positions[k] - rowShift});
+    }
+    Value offset = scatter(chunk, columnMoves);
+    if (!rowMoves.empty())
+      offset = e.add(offset, e.mul(scatter(chunk, rowMoves), pitchBytes));
+    return offset;
   }
 
   /// The swizzled word address (index) of `word`.
@@ -416,7 +486,8 @@ public:
         for (int64_t step = 0; step < chunks / threads; ++step) {
           Value chunk = e.add(thread, step * threads);
           Value offset =
-              e.add(t.sourceBase, chunkOffset(chunk, plan.sourcePositions));
+              e.add(t.sourceBase, chunkOffset(chunk, plan.sourcePositions,
+                                      plan.sourceRowShift, plan.sourcePitchBytes));
           Value v = vector::LoadOp::create(b, loc, bytes16, source,
                                            ValueRange{offset}, false,
                                            llvm::MaybeAlign(16));
@@ -442,7 +513,8 @@ public:
                                swizzle(e.mul(chunk, 4), plan.swizzleB))},
               false, llvm::MaybeAlign(16));
           Value offset =
-              e.add(t.destBase, chunkOffset(chunk, plan.destPositions));
+              e.add(t.destBase, chunkOffset(chunk, plan.destPositions,
+                                      plan.destRowShift, plan.destPitchBytes));
           vector::StoreOp::create(b, loc,
                                   vector::BitCastOp::create(b, loc, bytes16, v),
                                   dest, ValueRange{offset}, false,
@@ -618,16 +690,72 @@ private:
 } // namespace
 
 namespace {
+/// Units of the per-unit kernel per piece of a gap: a warp's lanes write a
+/// piece's units side by side.
+constexpr int64_t kGapPieceUnits = 32;
+/// Pieces per span at most (the table is a constant array in the kernel
+/// module).
+constexpr int64_t kMaxGapPieces = int64_t(1) << 16;
+
+/// The destination bytes that no tile writes: the plan's span gaps, cut
+/// into pieces of at most kGapPieceUnits store units of the per-unit kernel
+/// (each an i64 of the table: its first unit from the span's start << 8 |
+/// its units), and each batch's tail, a range of units.
+struct GapPieces {
+  SmallVector<int64_t> table;
+  int64_t tailFirstUnit = 0, tailUnits = 0;
+
+  static std::optional<GapPieces> build(const BlockConversionPlan &plan,
+                                        int64_t unitBytes) {
+    GapPieces pieces;
+    if (plan.spanBytes % unitBytes || plan.getBatchBytes() % unitBytes ||
+        plan.batchTailBytes % unitBytes)
+      return std::nullopt;
+    for (auto [offset, length] : plan.spanGaps) {
+      if (offset % unitBytes || length % unitBytes)
+        return std::nullopt;
+      for (int64_t unit = 0; unit < length / unitBytes; unit += kGapPieceUnits)
+        pieces.table.push_back(
+            (offset / unitBytes + unit) << 8 |
+            std::min(kGapPieceUnits, length / unitBytes - unit));
+    }
+    if (static_cast<int64_t>(pieces.table.size()) > kMaxGapPieces)
+      return std::nullopt;
+    pieces.tailFirstUnit = plan.bandsPerBatch * plan.spanBytes / unitBytes;
+    pieces.tailUnits = plan.batchTailBytes / unitBytes;
+    return pieces;
+  }
+  int64_t getSpanPieces() const { return table.size(); }
+};
+
 /// The plan of a conversion the staged kernel takes, and how its tiles are
 /// grouped into thread blocks.
 struct StagedConversion {
   TilePlan plan;
-  int64_t bytes = 0, groups = 1, sequence = 1, numTiles = 0;
+  int64_t sourceBytes = 0, bytes = 0, groups = 1, sequence = 1, numTiles = 0;
+  /// What the tiles leave, where they do not cover the destination, in
+  /// units of `gapUnitBytes`: the per-unit kernel's store units where the
+  /// gaps hold elements, else up to 16 bytes of zeros.
+  int64_t gapUnitBytes = 1;
+  std::optional<GapPieces> gaps;
 
   int64_t getNumBlocks() const { return numTiles / (groups * sequence); }
   int64_t getBlockThreads() const { return groups * plan.getThreads(); }
   int64_t getSharedWords() const {
     return groups * sequence * plan.getTileBytes() / 4;
+  }
+  int64_t getNumBatches() const {
+    return plan.geometry.numBands / plan.geometry.bandsPerBatch;
+  }
+  /// Threads of the gap kernel: kGapPieceUnits per piece of each span's
+  /// gaps, then one per unit of each batch's tail.
+  int64_t getSpanGapThreads() const {
+    return gaps ? plan.geometry.numBands * gaps->getSpanPieces() *
+                      kGapPieceUnits
+                : 0;
+  }
+  int64_t getGapThreads() const {
+    return gaps ? getSpanGapThreads() + getNumBatches() * gaps->tailUnits : 0;
   }
 };
 } // namespace
@@ -647,10 +775,36 @@ planStagedConversion(ConvertStorageOp op, int64_t tilesInSequence) {
     return std::nullopt;
   StagedConversion staged;
   staged.plan = std::move(*plan);
+  staged.sourceBytes = from->getStorageBytes();
   staged.bytes = conversion.destBytes;
+  const BlockConversionPlan &g = staged.plan.geometry;
+  if (!g.coversDestination()) {
+    // Gaps of elements go unit by unit through the per-unit body; padding
+    // is zeros, stored 16 bytes at a time where every gap allows it.
+    staged.gapUnitBytes = conversion.unitBytes;
+    if (!g.gapsHoldElements) {
+      staged.gapUnitBytes = 16;
+      auto divides = [&](int64_t bytes) {
+        return bytes % staged.gapUnitBytes == 0;
+      };
+      auto allDivide = [&] {
+        if (!divides(g.spanBytes) || !divides(g.getBatchBytes()) ||
+            !divides(g.batchTailBytes))
+          return false;
+        for (auto [offset, length] : g.spanGaps)
+          if (!divides(offset) || !divides(length))
+            return false;
+        return true;
+      };
+      while (staged.gapUnitBytes > 1 && !allDivide())
+        staged.gapUnitBytes /= 2;
+    }
+    staged.gaps = GapPieces::build(g, staged.gapUnitBytes);
+    if (!staged.gaps || g.destBatchStride != g.getBatchBytes())
+      return std::nullopt;
+  }
   // Tiles per block: side by side up to 128 threads, then `sequence` in
   // a row (their loads issued together), as far as the tiles divide.
-  const BlockConversionPlan &g = staged.plan.geometry;
   staged.numTiles = g.numBands * g.blocksPerBand;
   staged.groups =
       std::max<int64_t>(1, kMinBlockThreads / staged.plan.getThreads());
@@ -664,6 +818,104 @@ planStagedConversion(ConvertStorageOp op, int64_t tilesInSequence) {
   return staged;
 }
 
+/// The gap table as a constant global of `symbolTable` (the kernel module,
+/// or the host module for the emulation), read at the builder's point.
+static Value getGapTable(OpBuilder &builder, Location loc,
+                         Operation *symbolTable, StringRef name,
+                         ArrayRef<int64_t> table) {
+  auto type = MemRefType::get({static_cast<int64_t>(table.size())},
+                              builder.getI64Type());
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&symbolTable->getRegion(0).front());
+    auto tensorType = RankedTensorType::get(type.getShape(),
+                                            builder.getI64Type());
+    memref::GlobalOp::create(builder, loc, name,
+                             builder.getStringAttr("private"), type,
+                             DenseElementsAttr::get(tensorType, table),
+                             /*constant=*/true, /*alignment=*/nullptr);
+  }
+  return memref::GetGlobalOp::create(builder, loc, type, name);
+}
+
+/// The gap kernel's work for global thread `thread`: a unit of a span's gap
+/// piece (lane `thread % kGapPieceUnits` of it) or of a batch's tail,
+/// converted through the per-unit body where the gaps hold elements, else
+/// zeros (padding). `table` is null where the spans have no gaps.
+static void emitGapThread(OpBuilder &builder, Location loc,
+                          const StagedConversion &staged,
+                          const StorageConversion &conversion, Value table,
+                          Value source, Value dest, Value thread) {
+  Emitter e(builder, loc);
+  const BlockConversionPlan &g = staged.plan.geometry;
+  const GapPieces &gaps = *staged.gaps;
+  const int64_t batchUnits = g.getBatchBytes() / staged.gapUnitBytes;
+  const int64_t spanThreads = staged.getSpanGapThreads();
+  // Units of a span's piece: (first unit, units in the piece, lane).
+  Value spanUnit, spanActive;
+  if (table) {
+    Value slot = e.div(thread, kGapPieceUnits);
+    Value lane = e.rem(thread, kGapPieceUnits);
+    Value band = e.div(slot, gaps.getSpanPieces());
+    Value piece = e.rem(slot, gaps.getSpanPieces());
+    // Clamped: threads of the tail read entry 0 and ignore it.
+    piece = e.select(e.lt(thread, spanThreads), piece, e.index(0));
+    Value entry = memref::LoadOp::create(builder, loc, table, ValueRange{piece});
+    auto i64 = builder.getI64Type();
+    Value units = arith::IndexCastOp::create(
+        builder, loc, builder.getIndexType(),
+        arith::AndIOp::create(builder, loc, entry,
+                              arith::ConstantIntOp::create(builder, loc, i64,
+                                                           0xFF)));
+    Value first = arith::IndexCastOp::create(
+        builder, loc, builder.getIndexType(),
+        arith::ShRUIOp::create(
+            builder, loc, entry,
+            arith::ConstantIntOp::create(builder, loc, i64, 8)));
+    Value batch = e.div(band, g.bandsPerBatch);
+    Value spanStart =
+        e.add(e.mul(batch, batchUnits),
+              e.mul(e.rem(band, g.bandsPerBatch),
+                    g.spanBytes / staged.gapUnitBytes));
+    spanUnit = e.add(spanStart, e.add(first, lane));
+    spanActive = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
+                                       lane, units);
+  }
+  // Units of a batch's tail.
+  Value tailThread = arith::SubIOp::create(
+      builder, loc,
+      arith::MaxUIOp::create(builder, loc, thread, e.index(spanThreads)),
+      e.index(spanThreads));
+  Value tailUnit = e.index(0);
+  if (gaps.tailUnits)
+    tailUnit = e.add(
+        e.add(e.mul(e.div(tailThread, gaps.tailUnits), batchUnits),
+              gaps.tailFirstUnit),
+        e.rem(tailThread, gaps.tailUnits));
+  Value unit = tailUnit, active = e.lt(tailThread, staged.getNumBatches() *
+                                                       gaps.tailUnits);
+  if (table) {
+    Value inSpans = e.lt(thread, spanThreads);
+    unit = e.select(inSpans, spanUnit, tailUnit);
+    active = e.select(inSpans, spanActive, active);
+  }
+  auto ifActive = scf::IfOp::create(builder, loc, active, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&ifActive.getThenRegion().front());
+  if (g.gapsHoldElements)
+    conversion.emitUnit(builder, loc, source, dest, unit);
+  else
+    vector::StoreOp::create(
+        builder, loc,
+        arith::ConstantOp::create(
+            builder, loc,
+            DenseElementsAttr::get(
+                VectorType::get({staged.gapUnitBytes}, builder.getI8Type()),
+                builder.getI8IntegerAttr(0))),
+        dest, ValueRange{e.mul(unit, staged.gapUnitBytes)}, false,
+        llvm::MaybeAlign(staged.gapUnitBytes));
+}
+
 bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
                                               gpu::GPUModuleOp kernels,
                                               unsigned index,
@@ -674,11 +926,12 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
     return false;
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
-  auto bytesType =
-      MemRefType::get({staged->bytes}, IntegerType::get(context, 8));
+  auto i8 = IntegerType::get(context, 8);
+  auto sourceType = MemRefType::get({staged->sourceBytes}, i8);
+  auto destType = MemRefType::get({staged->bytes}, i8);
   KernelSignature signature;
   signature.name = ("convert_storage_" + Twine(index)).str();
-  signature.arguments = {bytesType, bytesType};
+  signature.arguments = {sourceType, destType};
   signature.noAliasBuffers = 2;
   gpu::GPUFuncOp function = buildKernelFunction(kernels, loc, signature);
   OpBuilder builder(context);
@@ -690,26 +943,63 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
   builder.setInsertionPointToStart(&entry);
   Value block = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
   Value thread = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
-  TileEmitter(builder, loc, staged->plan)
-      .run(entry.getArgument(0), entry.getArgument(1), a, bBuffer,
-           staged->groups, staged->sequence, block, thread,
-           [&] { gpu::BarrierOp::create(builder, loc); });
+  Value source = entry.getArgument(0), dest = entry.getArgument(1);
+  auto emitTiles = [&] {
+    TileEmitter(builder, loc, staged->plan)
+        .run(source, dest, a, bBuffer, staged->groups, staged->sequence, block,
+             thread, [&] { gpu::BarrierOp::create(builder, loc); });
+  };
+  // Blocks past the tiles' write what the tiles leave, one unit per
+  // thread: one launch does the whole conversion. (The branch is uniform
+  // per block, so the tiles' barriers stay whole-block.)
+  const int64_t blockThreads = staged->getBlockThreads();
+  const int64_t gapBlocks =
+      llvm::divideCeil(staged->getGapThreads(), blockThreads);
+  if (gapBlocks == 0) {
+    emitTiles();
+  } else {
+    Emitter e(builder, loc);
+    auto isTile = scf::IfOp::create(
+        builder, loc, e.lt(block, staged->getNumBlocks()), /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&isTile.getThenRegion().front());
+    emitTiles();
+    builder.setInsertionPointToStart(&isTile.getElseRegion().front());
+    Value gapThread = e.add(
+        e.mul(arith::SubIOp::create(builder, loc, block,
+                                    e.index(staged->getNumBlocks())),
+              blockThreads),
+        thread);
+    auto inRange = scf::IfOp::create(
+        builder, loc, e.lt(gapThread, staged->getGapThreads()), false);
+    builder.setInsertionPointToStart(&inRange.getThenRegion().front());
+    Value table;
+    if (!staged->gaps->table.empty())
+      table = getGapTable(builder, loc, kernels,
+                          (signature.name + "_gap_table"),
+                          staged->gaps->table);
+    emitGapThread(builder, loc, *staged, StorageConversion(op), table, source,
+                  dest, gapThread);
+  }
+  builder.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(builder, loc);
 
-  // The launch: one block per `groups` x `sequence` tiles.
+  // The launch: one block per `groups` x `sequence` tiles, then the gap
+  // blocks.
   builder.setInsertionPoint(op);
   Emitter host(builder, loc);
-  auto asBytes = [&](Value buffer) -> Value {
-    if (buffer.getType() == bytesType)
+  auto asBytes = [&](Value buffer, MemRefType type) -> Value {
+    if (buffer.getType() == type)
       return buffer;
-    return memref::CastOp::create(builder, loc, bytesType, buffer);
+    return memref::CastOp::create(builder, loc, type, buffer);
   };
   Value one = host.index(1);
   gpu::LaunchFuncOp::create(
       builder, loc, function,
-      gpu::KernelDim3{host.index(staged->getNumBlocks()), one, one},
-      gpu::KernelDim3{host.index(staged->getBlockThreads()), one, one},
-      Value(), ValueRange{asBytes(op.getSource()), asBytes(op.getDest())});
+      gpu::KernelDim3{host.index(staged->getNumBlocks() + gapBlocks), one, one},
+      gpu::KernelDim3{host.index(blockThreads), one, one}, Value(),
+      ValueRange{asBytes(op.getSource(), sourceType),
+                 asBytes(op.getDest(), destType)});
   op.erase();
   return true;
 }
@@ -737,21 +1027,41 @@ bool mlir::microscale::emulateTiledConversionOnHost(ConvertStorageOp op,
   auto blocks = scf::ForOp::create(builder, loc, e.index(0),
                                    e.index(staged->getNumBlocks()),
                                    e.index(1));
-  builder.setInsertionPointToStart(blocks.getBody());
-  Value block = blocks.getInductionVar();
-  TileEmitter emitter(builder, loc, staged->plan);
-  emitter.onHost = true;
-  // Each phase for every thread of the block in turn: a barrier is the
-  // end of a loop over the threads.
-  for (int phase = 1; phase <= 3; ++phase) {
+  {
+    OpBuilder::InsertionGuard blockGuard(builder);
+    builder.setInsertionPointToStart(blocks.getBody());
+    Value block = blocks.getInductionVar();
+    TileEmitter emitter(builder, loc, staged->plan);
+    emitter.onHost = true;
+    // Each phase for every thread of the block in turn: a barrier is the
+    // end of a loop over the threads.
+    for (int phase = 1; phase <= 3; ++phase) {
+      auto threads = scf::ForOp::create(builder, loc, e.index(0),
+                                        e.index(staged->getBlockThreads()),
+                                        e.index(1));
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointToStart(threads.getBody());
+      emitter.emitPhase(phase, op.getSource(), op.getDest(), a, bBuffer,
+                        staged->groups, staged->sequence, block,
+                        threads.getInductionVar());
+    }
+  }
+  // The gap kernel: each of its threads in turn, after every tile.
+  if (staged->gaps) {
+    Operation *module = op->getParentOfType<ModuleOp>();
+    std::string name = "convert_storage_gaps_table";
+    for (int i = 0; SymbolTable::lookupSymbolIn(module, name); ++i)
+      name = "convert_storage_gaps_table_" + std::to_string(i);
+    Value table;
+    if (!staged->gaps->table.empty())
+      table = getGapTable(builder, loc, module, name, staged->gaps->table);
     auto threads = scf::ForOp::create(builder, loc, e.index(0),
-                                      e.index(staged->getBlockThreads()),
+                                      e.index(staged->getGapThreads()),
                                       e.index(1));
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(threads.getBody());
-    emitter.emitPhase(phase, op.getSource(), op.getDest(), a, bBuffer,
-                      staged->groups, staged->sequence, block,
-                      threads.getInductionVar());
+    emitGapThread(builder, loc, *staged, StorageConversion(op), table,
+                  op.getSource(), op.getDest(), threads.getInductionVar());
   }
   op.erase();
   return true;

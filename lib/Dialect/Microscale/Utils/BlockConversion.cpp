@@ -97,21 +97,6 @@ struct BlockShape {
   int64_t cols() const { return int64_t(1) << logCols; }
 };
 
-/// How a layout places a block: element e at the block's base plus
-/// physical(spreadBits(addressBits, e)) nibbles. The positions are those of
-/// a virtual address whose rows are 2^rowShift nibbles apart; the storage's
-/// rows are `pitch` nibbles apart, which need not be a power of two (2880
-/// bytes, say): a block may span rows of the storage as long as, within a
-/// row, its nibbles are a permutation of index bits.
-struct AddressBits : SmallVector<int> {
-  int rowShift = 62;
-  int64_t pitch = int64_t(1) << 62;
-  int64_t physical(int64_t virtualAddress) const {
-    const int64_t column = virtualAddress & ((int64_t(1) << rowShift) - 1);
-    return column + (virtualAddress >> rowShift) * pitch;
-  }
-};
-
 /// Bit j of `e` moved to bit positions[j] (the positions are distinct): a
 /// block-relative nibble address for a layout's address bits, a register
 /// nibble address for a register state.
@@ -135,11 +120,11 @@ SmallVector<int> bitsOnLanes(ArrayRef<int> positions, int laneBits) {
 /// The address bits of `layout` on the block at the tensor's origin, or
 /// std::nullopt when single-bit probes already show it is not a bit
 /// permutation there (within the storage's rows).
-std::optional<AddressBits> probe(const ref::Layout &layout, const Tensor &t,
+std::optional<BlockAddressBits> probe(const ref::Layout &layout, const Tensor &t,
                                  BlockShape block) {
   if (nibbleAddress(layout, t.index(0, 0, 0)) != 0)
     return std::nullopt;
-  AddressBits bits;
+  BlockAddressBits bits;
   std::vector<int64_t> storage = layout.getStorageShape();
   if (!storage.empty() && storage.back() > 0) {
     bits.pitch = 2 * storage.back();
@@ -185,7 +170,7 @@ struct State {
 /// run is narrower than a vector) taken from `preferred` bits first and never
 /// from `avoid` unless nothing else is left, the remaining bits on vector
 /// positions in address order.
-std::optional<State> registerState(const AddressBits &bits, int laneBits,
+std::optional<State> registerState(const BlockAddressBits &bits, int laneBits,
                                    ArrayRef<int> preferred,
                                    ArrayRef<int> avoid) {
   const int n = bits.size();
@@ -239,7 +224,7 @@ public:
       : plan(plan), n(n), laneBits(laneBits),
         numVectors(int64_t(1) << (n - 1 - laneBits)) {}
 
-  void load(const State &source, const AddressBits &bits) {
+  void load(const State &source, const BlockAddressBits &bits) {
     cur = source.pos;
     plan.loads = accesses(source, bits, /*firstValue=*/0);
     for (int64_t v = 0; v < numVectors; ++v)
@@ -295,7 +280,7 @@ public:
     return shuffleTo(target.pos);
   }
 
-  void store(const State &dest, const AddressBits &bits) {
+  void store(const State &dest, const BlockAddressBits &bits) {
     plan.stores = accesses(dest, bits, /*firstValue=*/-1);
     for (auto [v, access] : llvm::enumerate(plan.stores))
       access.value = vec[v];
@@ -304,7 +289,7 @@ public:
 private:
   /// The runs of each vector of `state`, for a layout with `bits`.
   SmallVector<BlockConversionPlan::Access>
-  accesses(const State &state, const AddressBits &bits, int firstValue) {
+  accesses(const State &state, const BlockAddressBits &bits, int firstValue) {
     SmallVector<int64_t> at = elementsAt(state.pos);
     const int64_t w = int64_t(1) << laneBits;
     const int64_t run = std::min(state.runBytes, w);
@@ -445,7 +430,7 @@ std::optional<std::array<int8_t, 32>> wordMap(const ref::Layout &layout,
 /// The register program for one block shape, without the iteration.
 std::optional<BlockConversionPlan>
 routeBlock(const ref::Layout &from, const ref::Layout &to,
-           const AddressBits &sourceBits, const AddressBits &destBits,
+           const BlockAddressBits &sourceBits, const BlockAddressBits &destBits,
            BlockShape block, int laneBits) {
   const int n = block.bits();
   if (n < laneBits + 1)
@@ -508,7 +493,7 @@ struct Banding {
 /// blocks writing inside it) and a tail; records the spans' gaps.
 bool verifyBands(const ref::Layout &from, const ref::Layout &to,
                  const Tensor &t, BlockShape block,
-                 const AddressBits &sourceBits, const AddressBits &destBits,
+                 const BlockAddressBits &sourceBits, const BlockAddressBits &destBits,
                  const Banding &banding, BlockConversionPlan &plan) {
   const int64_t perBatch =
       banding.innerAlongCols ? banding.blocksDown : banding.blocksAcross;
@@ -684,7 +669,8 @@ std::optional<BlockConversionPlan>
 mlir::microscale::planBlockConversion(const ref::Layout &from,
                                       const ref::Layout &to,
                                       int64_t vectorBytes,
-                                      int64_t minBytesWithGaps) {
+                                      int64_t minBytesWithGaps,
+                                      int minBlockBits) {
   if (vectorBytes != 16 && vectorBytes != 32 && vectorBytes != 64)
     return std::nullopt;
   // Bytes (scales, FP8) are routed as pairs of nibbles that stay together.
@@ -695,7 +681,7 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
     std::unique_ptr<ref::Layout> fromNibbles = ref::makeNibbleView(from);
     std::unique_ptr<ref::Layout> toNibbles = ref::makeNibbleView(to);
     return planBlockConversion(*fromNibbles, *toNibbles, vectorBytes,
-                               minBytesWithGaps);
+                               minBytesWithGaps, minBlockBits);
   }
   if (from.getElementBits() != 4 || to.getElementBits() != 4 ||
       from.getLogicalShape() != to.getLogicalShape() ||
@@ -722,7 +708,7 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
 
   struct Candidate {
     BlockShape block;
-    AddressBits sourceBits, destBits;
+    BlockAddressBits sourceBits, destBits;
     BlockConversionPlan plan;
     int64_t cost; // per 64 bytes
   };
@@ -730,7 +716,8 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
   for (int logRows = 0; logRows <= largest(t.rows); ++logRows)
     for (int logCols = 0; logCols <= largest(t.cols); ++logCols) {
       BlockShape block{logRows, logCols};
-      if (block.bits() < laneBits + 1 || block.bits() > kMaxBlockBits)
+      if (block.bits() < std::max(laneBits + 1, minBlockBits) ||
+          block.bits() > kMaxBlockBits)
         continue;
       // Elements outside the blocks are converted one by one: the blocks
       // must cover nearly all of the tensor.
@@ -774,6 +761,8 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
       if (verifyBands(from, to, t, c.block, c.sourceBits, c.destBits,
                       Banding{innerAlongCols, down, across}, plan)) {
         plan.gapsHoldElements = !divides(c.block);
+        plan.sourceAddress = c.sourceBits;
+        plan.destAddress = c.destBits;
         if (!plan.coversDestination() &&
             to.getStorageBytes() < minBytesWithGaps)
           return std::nullopt;

@@ -50,6 +50,22 @@ class Layout;
 
 namespace mlir::microscale {
 
+/// How a layout places a block: element e (row e >> log2(cols), column
+/// e & (cols - 1) of the block) at the block's base plus
+/// physical(sum_j bit(e, j) << (*this)[j]) nibbles. The positions are those
+/// of a virtual address whose rows are 2^rowShift nibbles apart; the
+/// storage's rows are `pitch` nibbles apart, which need not be a power of
+/// two (2880 bytes, say): a block may span rows of the storage as long as,
+/// within a row, its nibbles are a permutation of index bits.
+struct BlockAddressBits : llvm::SmallVector<int> {
+  int rowShift = 62;
+  int64_t pitch = int64_t(1) << 62;
+  int64_t physical(int64_t virtualAddress) const {
+    const int64_t column = virtualAddress & ((int64_t(1) << rowShift) - 1);
+    return column + (virtualAddress >> rowShift) * pitch;
+  }
+};
+
 struct BlockConversionPlan {
   /// One vector register's worth of storage: `offsets` are the byte offsets
   /// (relative to the block's base) of its runs of `runBytes` bytes, in lane
@@ -91,6 +107,10 @@ struct BlockConversionPlan {
   int64_t sourceBatchStride = 0, sourceBandStride = 0, sourceInnerStride = 0;
   int64_t destBatchStride = 0, destBandStride = 0, destInnerStride = 0;
 
+  /// Where each layout places the elements of a block (the bits of the
+  /// element's index within the block, rows then columns).
+  BlockAddressBits sourceAddress, destAddress;
+
   llvm::SmallVector<Access> loads;
   /// Word bit maps (bit b of a 32-bit word moves to bit map[b]) applied to
   /// every loaded vector and every vector before its store.
@@ -126,11 +146,14 @@ inline constexpr int64_t kDefaultMinBytesWithGaps = int64_t(1) << 20;
 /// `vectorBytes`-byte registers (16, 32 or 64), or std::nullopt where no
 /// block routing applies. Plans that do not cover the destination are
 /// returned only for destinations of at least `minBytesWithGaps` bytes.
+/// Blocks have at least 2^minBlockBits elements (the GPU's tiles need a warp
+/// of threads), and at least two vectors' worth.
 std::optional<BlockConversionPlan>
 planBlockConversion(const ::microscale::ref::Layout &from,
                     const ::microscale::ref::Layout &to,
                     int64_t vectorBytes = 64,
-                    int64_t minBytesWithGaps = kDefaultMinBytesWithGaps);
+                    int64_t minBytesWithGaps = kDefaultMinBytesWithGaps,
+                    int minBlockBits = 0);
 
 /// A word bit map (bit i moves to bit map[i]) as one mask of source bits
 /// per distance map[i] - i: applying it costs a mask, a shift and an or per

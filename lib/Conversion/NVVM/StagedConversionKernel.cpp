@@ -697,35 +697,71 @@ constexpr int64_t kGapPieceUnits = 32;
 /// module).
 constexpr int64_t kMaxGapPieces = int64_t(1) << 16;
 
-/// The destination bytes that no tile writes: the plan's span gaps, cut
-/// into pieces of at most kGapPieceUnits store units of the per-unit kernel
-/// (each an i64 of the table: its first unit from the span's start << 8 |
-/// its units), and each batch's tail, a range of units.
+/// The destination bytes that no tile writes: the plan's span gaps, then
+/// the runs of each batch's tail, cut into pieces of at most kGapPieceUnits
+/// units. Each piece is an i64 of the table: its first byte from the span's
+/// (the batch's, for the tail) start << 16 | 1 << 8 where it holds elements
+/// | its units. Units are the per-unit kernel's store units where a piece
+/// holds elements, else `zeroBytes` of zeros.
 struct GapPieces {
   SmallVector<int64_t> table;
-  int64_t tailFirstUnit = 0, tailUnits = 0;
+  int64_t spanPieces = 0, tailPieces = 0;
+  int64_t elementBytes = 1, zeroBytes = 1;
+
+  int64_t unitBytes(bool elements) const {
+    return elements ? elementBytes : zeroBytes;
+  }
 
   static std::optional<GapPieces> build(const BlockConversionPlan &plan,
-                                        int64_t unitBytes) {
+                                        int64_t elementBytes) {
     GapPieces pieces;
-    if (plan.spanBytes % unitBytes || plan.getBatchBytes() % unitBytes ||
-        plan.batchTailBytes % unitBytes)
+    pieces.elementBytes = elementBytes;
+    const int64_t tailStart = plan.bandsPerBatch * plan.spanBytes;
+    // Padding is stored 16 bytes at a time where every gap allows it.
+    auto allDivide = [&](int64_t unit) {
+      if (plan.spanBytes % unit || plan.getBatchBytes() % unit ||
+          tailStart % unit)
+        return false;
+      for (auto [gap, elements] :
+           llvm::zip(plan.spanGaps, plan.spanGapHoldsElements))
+        if (!elements && (gap.first % unit || gap.second % unit))
+          return false;
+      for (auto [run, elements] :
+           llvm::zip(plan.batchTailRuns, plan.batchTailRunHoldsElements))
+        if (!elements && (run.first % unit || run.second % unit))
+          return false;
+      return true;
+    };
+    pieces.zeroBytes = 16;
+    while (pieces.zeroBytes > 1 && !allDivide(pieces.zeroBytes))
+      pieces.zeroBytes /= 2;
+    if (plan.spanBytes % elementBytes || plan.getBatchBytes() % elementBytes ||
+        tailStart % elementBytes)
       return std::nullopt;
-    for (auto [offset, length] : plan.spanGaps) {
-      if (offset % unitBytes || length % unitBytes)
+    auto cut = [&](int64_t offset, int64_t length, bool elements) {
+      const int64_t unit = pieces.unitBytes(elements);
+      if (offset % unit || length % unit || offset >= (int64_t(1) << 40))
+        return false;
+      for (int64_t u = 0; u < length / unit; u += kGapPieceUnits)
+        pieces.table.push_back((offset + u * unit) << 16 |
+                               int64_t(elements) << 8 |
+                               std::min(kGapPieceUnits, length / unit - u));
+      return true;
+    };
+    for (auto [gap, elements] :
+         llvm::zip(plan.spanGaps, plan.spanGapHoldsElements))
+      if (!cut(gap.first, gap.second, elements))
         return std::nullopt;
-      for (int64_t unit = 0; unit < length / unitBytes; unit += kGapPieceUnits)
-        pieces.table.push_back(
-            (offset / unitBytes + unit) << 8 |
-            std::min(kGapPieceUnits, length / unitBytes - unit));
-    }
+    pieces.spanPieces = pieces.table.size();
+    for (auto [run, elements] :
+         llvm::zip(plan.batchTailRuns, plan.batchTailRunHoldsElements))
+      if (!cut(tailStart + run.first, run.second, elements))
+        return std::nullopt;
+    pieces.tailPieces = pieces.table.size() - pieces.spanPieces;
     if (static_cast<int64_t>(pieces.table.size()) > kMaxGapPieces)
       return std::nullopt;
-    pieces.tailFirstUnit = plan.bandsPerBatch * plan.spanBytes / unitBytes;
-    pieces.tailUnits = plan.batchTailBytes / unitBytes;
     return pieces;
   }
-  int64_t getSpanPieces() const { return table.size(); }
 };
 
 /// The plan of a conversion the staged kernel takes, and how its tiles are
@@ -733,10 +769,7 @@ struct GapPieces {
 struct StagedConversion {
   TilePlan plan;
   int64_t sourceBytes = 0, bytes = 0, groups = 1, sequence = 1, numTiles = 0;
-  /// What the tiles leave, where they do not cover the destination, in
-  /// units of `gapUnitBytes`: the per-unit kernel's store units where the
-  /// gaps hold elements, else up to 16 bytes of zeros.
-  int64_t gapUnitBytes = 1;
+  /// What the tiles leave, where they do not cover the destination.
   std::optional<GapPieces> gaps;
 
   int64_t getNumBlocks() const { return numTiles / (groups * sequence); }
@@ -747,15 +780,13 @@ struct StagedConversion {
   int64_t getNumBatches() const {
     return plan.geometry.numBands / plan.geometry.bandsPerBatch;
   }
-  /// Threads of the gap kernel: kGapPieceUnits per piece of each span's
-  /// gaps, then one per unit of each batch's tail.
-  int64_t getSpanGapThreads() const {
-    return gaps ? plan.geometry.numBands * gaps->getSpanPieces() *
+  /// Threads of the gap blocks: kGapPieceUnits per piece of each span's
+  /// gaps, then per piece of each batch's tail.
+  int64_t getGapThreads() const {
+    return gaps ? (plan.geometry.numBands * gaps->spanPieces +
+                   getNumBatches() * gaps->tailPieces) *
                       kGapPieceUnits
                 : 0;
-  }
-  int64_t getGapThreads() const {
-    return gaps ? getSpanGapThreads() + getNumBatches() * gaps->tailUnits : 0;
   }
 };
 } // namespace
@@ -779,27 +810,7 @@ planStagedConversion(ConvertStorageOp op, int64_t tilesInSequence) {
   staged.bytes = conversion.destBytes;
   const BlockConversionPlan &g = staged.plan.geometry;
   if (!g.coversDestination()) {
-    // Gaps of elements go unit by unit through the per-unit body; padding
-    // is zeros, stored 16 bytes at a time where every gap allows it.
-    staged.gapUnitBytes = conversion.unitBytes;
-    if (!g.gapsHoldElements) {
-      staged.gapUnitBytes = 16;
-      auto divides = [&](int64_t bytes) {
-        return bytes % staged.gapUnitBytes == 0;
-      };
-      auto allDivide = [&] {
-        if (!divides(g.spanBytes) || !divides(g.getBatchBytes()) ||
-            !divides(g.batchTailBytes))
-          return false;
-        for (auto [offset, length] : g.spanGaps)
-          if (!divides(offset) || !divides(length))
-            return false;
-        return true;
-      };
-      while (staged.gapUnitBytes > 1 && !allDivide())
-        staged.gapUnitBytes /= 2;
-    }
-    staged.gaps = GapPieces::build(g, staged.gapUnitBytes);
+    staged.gaps = GapPieces::build(g, conversion.unitBytes);
     if (!staged.gaps || g.destBatchStride != g.getBatchBytes())
       return std::nullopt;
   }
@@ -838,10 +849,10 @@ static Value getGapTable(OpBuilder &builder, Location loc,
   return memref::GetGlobalOp::create(builder, loc, type, name);
 }
 
-/// The gap kernel's work for global thread `thread`: a unit of a span's gap
-/// piece (lane `thread % kGapPieceUnits` of it) or of a batch's tail,
-/// converted through the per-unit body where the gaps hold elements, else
-/// zeros (padding). `table` is null where the spans have no gaps.
+/// The gap blocks' work for gap thread `thread`: unit `thread %
+/// kGapPieceUnits` of a piece of a span's gaps or of a batch's tail,
+/// converted through the per-unit body where the piece holds elements, else
+/// zeros (padding).
 static void emitGapThread(OpBuilder &builder, Location loc,
                           const StagedConversion &staged,
                           const StorageConversion &conversion, Value table,
@@ -849,71 +860,68 @@ static void emitGapThread(OpBuilder &builder, Location loc,
   Emitter e(builder, loc);
   const BlockConversionPlan &g = staged.plan.geometry;
   const GapPieces &gaps = *staged.gaps;
-  const int64_t batchUnits = g.getBatchBytes() / staged.gapUnitBytes;
-  const int64_t spanThreads = staged.getSpanGapThreads();
-  // Units of a span's piece: (first unit, units in the piece, lane).
-  Value spanUnit, spanActive;
-  if (table) {
-    Value slot = e.div(thread, kGapPieceUnits);
-    Value lane = e.rem(thread, kGapPieceUnits);
-    Value band = e.div(slot, gaps.getSpanPieces());
-    Value piece = e.rem(slot, gaps.getSpanPieces());
-    // Clamped: threads of the tail read entry 0 and ignore it.
-    piece = e.select(e.lt(thread, spanThreads), piece, e.index(0));
-    Value entry = memref::LoadOp::create(builder, loc, table, ValueRange{piece});
-    auto i64 = builder.getI64Type();
-    Value units = arith::IndexCastOp::create(
-        builder, loc, builder.getIndexType(),
-        arith::AndIOp::create(builder, loc, entry,
-                              arith::ConstantIntOp::create(builder, loc, i64,
-                                                           0xFF)));
-    Value first = arith::IndexCastOp::create(
-        builder, loc, builder.getIndexType(),
-        arith::ShRUIOp::create(
-            builder, loc, entry,
-            arith::ConstantIntOp::create(builder, loc, i64, 8)));
-    Value batch = e.div(band, g.bandsPerBatch);
-    Value spanStart =
-        e.add(e.mul(batch, batchUnits),
-              e.mul(e.rem(band, g.bandsPerBatch),
-                    g.spanBytes / staged.gapUnitBytes));
-    spanUnit = e.add(spanStart, e.add(first, lane));
-    spanActive = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
-                                       lane, units);
-  }
-  // Units of a batch's tail.
-  Value tailThread = arith::SubIOp::create(
+  Value slot = e.div(thread, kGapPieceUnits);
+  Value lane = e.rem(thread, kGapPieceUnits);
+  // Slots [0, numBands * spanPieces): band-major span pieces; then
+  // batch-major tail pieces.
+  const int64_t spanSlots = g.numBands * gaps.spanPieces;
+  Value inSpans = e.lt(slot, spanSlots);
+  Value tailSlot = arith::SubIOp::create(
       builder, loc,
-      arith::MaxUIOp::create(builder, loc, thread, e.index(spanThreads)),
-      e.index(spanThreads));
-  Value tailUnit = e.index(0);
-  if (gaps.tailUnits)
-    tailUnit = e.add(
-        e.add(e.mul(e.div(tailThread, gaps.tailUnits), batchUnits),
-              gaps.tailFirstUnit),
-        e.rem(tailThread, gaps.tailUnits));
-  Value unit = tailUnit, active = e.lt(tailThread, staged.getNumBatches() *
-                                                       gaps.tailUnits);
-  if (table) {
-    Value inSpans = e.lt(thread, spanThreads);
-    unit = e.select(inSpans, spanUnit, tailUnit);
-    active = e.select(inSpans, spanActive, active);
-  }
+      arith::MaxUIOp::create(builder, loc, slot, e.index(spanSlots)),
+      e.index(spanSlots));
+  auto divOrZero = [&](Value x, int64_t y) {
+    return y ? e.div(x, y) : e.index(0);
+  };
+  auto remOrZero = [&](Value x, int64_t y) {
+    return y ? e.rem(x, y) : e.index(0);
+  };
+  Value band = divOrZero(slot, gaps.spanPieces);
+  Value batch = e.select(inSpans, e.div(band, g.bandsPerBatch),
+                         divOrZero(tailSlot, gaps.tailPieces));
+  Value piece = e.select(inSpans, remOrZero(slot, gaps.spanPieces),
+                         e.add(remOrZero(tailSlot, gaps.tailPieces),
+                               gaps.spanPieces));
+  Value start = e.add(
+      e.mul(batch, g.getBatchBytes()),
+      e.select(inSpans, e.mul(e.rem(band, g.bandsPerBatch), g.spanBytes),
+               e.index(0)));
+  Value entry = memref::LoadOp::create(builder, loc, table, ValueRange{piece});
+  auto field = [&](int shift, int64_t mask) -> Value {
+    auto i64 = builder.getI64Type();
+    Value v = entry;
+    if (shift)
+      v = arith::ShRUIOp::create(
+          builder, loc, v, arith::ConstantIntOp::create(builder, loc, i64, shift));
+    if (mask)
+      v = arith::AndIOp::create(
+          builder, loc, v, arith::ConstantIntOp::create(builder, loc, i64, mask));
+    return arith::IndexCastOp::create(builder, loc, builder.getIndexType(), v);
+  };
+  Value units = field(0, 0xFF);
+  Value elements = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
+                                         field(8, 1), e.index(0));
+  Value unitBytes = e.select(elements, e.index(gaps.elementBytes),
+                             e.index(gaps.zeroBytes));
+  Value byte = e.add(e.add(start, field(16, 0)), e.mul(lane, unitBytes));
+  Value active = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
+                                       lane, units);
   auto ifActive = scf::IfOp::create(builder, loc, active, /*withElse=*/false);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(&ifActive.getThenRegion().front());
-  if (g.gapsHoldElements)
-    conversion.emitUnit(builder, loc, source, dest, unit);
-  else
-    vector::StoreOp::create(
-        builder, loc,
-        arith::ConstantOp::create(
-            builder, loc,
-            DenseElementsAttr::get(
-                VectorType::get({staged.gapUnitBytes}, builder.getI8Type()),
-                builder.getI8IntegerAttr(0))),
-        dest, ValueRange{e.mul(unit, staged.gapUnitBytes)}, false,
-        llvm::MaybeAlign(staged.gapUnitBytes));
+  auto ifElements = scf::IfOp::create(builder, loc, elements, /*withElse=*/true);
+  builder.setInsertionPointToStart(&ifElements.getThenRegion().front());
+  conversion.emitUnit(builder, loc, source, dest,
+                      e.div(byte, gaps.elementBytes));
+  builder.setInsertionPointToStart(&ifElements.getElseRegion().front());
+  vector::StoreOp::create(
+      builder, loc,
+      arith::ConstantOp::create(
+          builder, loc,
+          DenseElementsAttr::get(
+              VectorType::get({gaps.zeroBytes}, builder.getI8Type()),
+              builder.getI8IntegerAttr(0))),
+      dest, ValueRange{byte}, false, llvm::MaybeAlign(gaps.zeroBytes));
 }
 
 bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
@@ -973,11 +981,9 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
     auto inRange = scf::IfOp::create(
         builder, loc, e.lt(gapThread, staged->getGapThreads()), false);
     builder.setInsertionPointToStart(&inRange.getThenRegion().front());
-    Value table;
-    if (!staged->gaps->table.empty())
-      table = getGapTable(builder, loc, kernels,
-                          (signature.name + "_gap_table"),
-                          staged->gaps->table);
+    Value table = getGapTable(builder, loc, kernels,
+                              (signature.name + "_gap_table"),
+                              staged->gaps->table);
     emitGapThread(builder, loc, *staged, StorageConversion(op), table, source,
                   dest, gapThread);
   }
@@ -1052,9 +1058,7 @@ bool mlir::microscale::emulateTiledConversionOnHost(ConvertStorageOp op,
     std::string name = "convert_storage_gaps_table";
     for (int i = 0; SymbolTable::lookupSymbolIn(module, name); ++i)
       name = "convert_storage_gaps_table_" + std::to_string(i);
-    Value table;
-    if (!staged->gaps->table.empty())
-      table = getGapTable(builder, loc, module, name, staged->gaps->table);
+    Value table = getGapTable(builder, loc, module, name, staged->gaps->table);
     auto threads = scf::ForOp::create(builder, loc, e.index(0),
                                       e.index(staged->getGapThreads()),
                                       e.index(1));

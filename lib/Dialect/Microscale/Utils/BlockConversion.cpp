@@ -598,22 +598,75 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
         return false;
       covered[a] = true;
     }
+  // Which gap bytes hold elements (those outside the blocks, on shapes that
+  // are not multiples of the block), in any span of the first batch or in
+  // its tail; the rest of the gaps is padding. The batches repeat it.
+  const int64_t rowsInBlocks = banding.blocksDown * block.rows();
+  const int64_t colsInBlocks = banding.blocksAcross * block.cols();
+  std::vector<bool> spanElements(spanNibbles / 2, false),
+      tailElements(tailNibbles / 2, false);
+  auto markElement = [&](int64_t r, int64_t c) {
+    const int64_t a = nibbleAddress(to, t.index(0, r, c));
+    if (a < 0 || a >= batchNibbles)
+      return false;
+    if (a < perBatch * spanNibbles)
+      spanElements[a % spanNibbles / 2] = true;
+    else
+      tailElements[(a - perBatch * spanNibbles) / 2] = true;
+    return true;
+  };
+  // (Past 2^24 edge elements, every gap is taken to hold some: correct,
+  // and cheaper to plan.)
+  if (int64_t(t.rows - rowsInBlocks) * t.cols +
+          rowsInBlocks * int64_t(t.cols - colsInBlocks) >
+      (int64_t(1) << 24)) {
+    spanElements.assign(spanElements.size(), true);
+    tailElements.assign(tailElements.size(), true);
+  } else {
+    for (int64_t r = rowsInBlocks; r < t.rows; ++r)
+      for (int64_t c = 0; c < t.cols; ++c)
+        if (!markElement(r, c))
+          return false;
+    for (int64_t r = 0; r < rowsInBlocks; ++r)
+      for (int64_t c = colsInBlocks; c < t.cols; ++c)
+        if (!markElement(r, c))
+          return false;
+  }
+  // The gaps: maximal runs of bytes no block writes that are all elements'
+  // or all padding.
   plan.spanGaps.clear();
+  plan.spanGapHoldsElements.clear();
   for (int64_t a = 0; a < spanNibbles;) {
     if (covered[a]) {
       ++a;
       continue;
     }
+    if (a % 2)
+      return false;
+    const bool elements = spanElements[a / 2];
     int64_t end = a;
-    while (end < spanNibbles && !covered[end])
+    while (end < spanNibbles && !covered[end] &&
+           spanElements[end / 2] == elements)
       ++end;
-    if (a % 2 || end % 2)
+    if (end % 2)
       return false;
     plan.spanGaps.push_back({a / 2, (end - a) / 2});
+    plan.spanGapHoldsElements.push_back(elements);
     a = end;
   }
   plan.spanBytes = spanNibbles / 2;
   plan.batchTailBytes = tailNibbles / 2;
+  plan.batchTailRuns.clear();
+  plan.batchTailRunHoldsElements.clear();
+  for (int64_t a = 0; a < plan.batchTailBytes;) {
+    const bool elements = tailElements[a];
+    int64_t end = a;
+    while (end < plan.batchTailBytes && tailElements[end] == elements)
+      ++end;
+    plan.batchTailRuns.push_back({a, end - a});
+    plan.batchTailRunHoldsElements.push_back(elements);
+    a = end;
+  }
 
   for (auto [band, inner] : samples)
     for (int64_t e = 0; e < blockNibbles; ++e)
@@ -760,7 +813,9 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
       BlockConversionPlan plan = c.plan;
       if (verifyBands(from, to, t, c.block, c.sourceBits, c.destBits,
                       Banding{innerAlongCols, down, across}, plan)) {
-        plan.gapsHoldElements = !divides(c.block);
+        plan.gapsHoldElements =
+            llvm::is_contained(plan.batchTailRunHoldsElements, true) ||
+            llvm::is_contained(plan.spanGapHoldsElements, true);
         plan.sourceAddress = c.sourceBits;
         plan.destAddress = c.destBits;
         if (!plan.coversDestination() &&
@@ -1011,11 +1066,12 @@ private:
 /// writes: zeros, in vectors, where they are padding; else unit by unit.
 static void writeGap(OpBuilder &b, Location loc,
                      const BlockConversionPlan &plan, const GapWriter &gaps,
-                     Value dest, Value start, int64_t length) {
+                     Value dest, Value start, int64_t length,
+                     bool holdsElements) {
   auto constant = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  if (plan.gapsHoldElements) {
+  if (holdsElements) {
     Value first = arith::DivUIOp::create(b, loc, start,
                                          constant(gaps.unitBytes));
     Value last = arith::AddIOp::create(
@@ -1067,16 +1123,18 @@ static void emitGaps(OpBuilder &b, Location loc,
   Value spanStart = arith::AddIOp::create(
       b, loc, batchStart,
       arith::MulIOp::create(b, loc, outer, constant(plan.spanBytes)));
-  // Gaps of one length share one body: a loop over their offsets, read from
-  // a constant vector (a span may have a gap per storage row).
-  std::map<int64_t, SmallVector<int64_t>> offsetsByLength;
-  for (auto [offset, length] : plan.spanGaps)
-    offsetsByLength[length].push_back(offset);
-  for (auto &[length, offsets] : offsetsByLength) {
+  // Gaps of one length and kind share one body: a loop over their offsets,
+  // read from a constant vector (a span may have a gap per storage row).
+  std::map<std::pair<int64_t, bool>, SmallVector<int64_t>> offsetsByLength;
+  for (auto [gap, elements] :
+       llvm::zip(plan.spanGaps, plan.spanGapHoldsElements))
+    offsetsByLength[{gap.second, elements}].push_back(gap.first);
+  for (auto &[key, offsets] : offsetsByLength) {
+    const auto [length, elements] = key;
     if (offsets.size() == 1) {
       writeGap(b, loc, plan, gaps, dest,
                arith::AddIOp::create(b, loc, spanStart, constant(offsets[0])),
-               length);
+               length, elements);
       continue;
     }
     auto tableType = VectorType::get({static_cast<int64_t>(offsets.size())},
@@ -1085,6 +1143,7 @@ static void emitGaps(OpBuilder &b, Location loc,
         b, loc, tableType,
         DenseElementsAttr::get(tableType, ArrayRef<int64_t>(offsets)));
     const int64_t length_ = length;
+    const bool elements_ = elements;
     scf::ForOp::create(
         b, loc, constant(0), constant(offsets.size()), constant(1),
         ValueRange{}, [&](OpBuilder &inner, Location l, Value g, ValueRange) {
@@ -1093,7 +1152,8 @@ static void emitGaps(OpBuilder &b, Location loc,
               vector::ExtractOp::create(inner, l, table, OpFoldResult(g))
                   .getResult());
           writeGap(inner, l, plan, gaps, dest,
-                   arith::AddIOp::create(inner, l, spanStart, offset), length_);
+                   arith::AddIOp::create(inner, l, spanStart, offset), length_,
+                   elements_);
           scf::YieldOp::create(inner, l);
         });
   }
@@ -1104,11 +1164,13 @@ static void emitGaps(OpBuilder &b, Location loc,
   auto ifLast = scf::IfOp::create(b, loc, last, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifLast.getThenRegion().front());
-  writeGap(b, loc, plan, gaps, dest,
-           arith::AddIOp::create(
-               b, loc, batchStart,
-               constant(plan.bandsPerBatch * plan.spanBytes)),
-           plan.batchTailBytes);
+  for (auto [run, elements] :
+       llvm::zip(plan.batchTailRuns, plan.batchTailRunHoldsElements))
+    writeGap(b, loc, plan, gaps, dest,
+             arith::AddIOp::create(
+                 b, loc, batchStart,
+                 constant(plan.bandsPerBatch * plan.spanBytes + run.first)),
+             run.second, elements);
 }
 
 void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,

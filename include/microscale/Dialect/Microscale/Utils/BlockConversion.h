@@ -99,6 +99,13 @@ struct BlockConversionPlan {
   /// the block), the elements outside them.
   int64_t spanBytes = 0, batchTailBytes = 0;
   llvm::SmallVector<std::pair<int64_t, int64_t>> spanGaps;
+  /// Per span gap: whether it holds elements (written unit by unit) or only
+  /// padding (zeros). The tail, likewise, as runs ([offset, offset +
+  /// length) from the tail's start) of one kind each. gapsHoldElements: any
+  /// gap or run does.
+  llvm::SmallVector<bool> spanGapHoldsElements;
+  llvm::SmallVector<std::pair<int64_t, int64_t>> batchTailRuns;
+  llvm::SmallVector<bool> batchTailRunHoldsElements;
   bool gapsHoldElements = false;
   /// Band b is band b % bandsPerBatch of batch b / bandsPerBatch; block i of
   /// it starts at byte batch * batchStride + band * bandStride +

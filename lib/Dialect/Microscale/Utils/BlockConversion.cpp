@@ -49,6 +49,8 @@ constexpr int64_t kPrefetchBlocks = 2;
 /// The least part of the tensor that blocks which do not divide it must
 /// cover (the rest goes through the generic per-unit code).
 constexpr double kMinCoverage = 0.9;
+/// Padding runs shorter than this next to elements are written with them.
+constexpr int64_t kMinPaddingRunBytes = 64;
 
 /// The logical tensor as [batch, rows, cols].
 struct Tensor {
@@ -632,6 +634,33 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
         if (!markElement(r, c))
           return false;
   }
+  // Short stretches of padding between elements go with the elements (the
+  // per-unit writer writes padding too): cutting gaps into many short runs
+  // costs more than it saves.
+  auto absorbShortPadding = [](std::vector<bool> &elements,
+                               const std::vector<bool> *writable) {
+    const int64_t n = elements.size();
+    for (int64_t a = 0; a < n;) {
+      if (elements[a] || (writable && !(*writable)[a])) {
+        ++a;
+        continue;
+      }
+      int64_t end = a;
+      while (end < n && !elements[end] && (!writable || (*writable)[end]))
+        ++end;
+      const bool afterElements = a > 0 && elements[a - 1];
+      const bool beforeElements = end < n && elements[end];
+      if (end - a < kMinPaddingRunBytes && (afterElements || beforeElements))
+        for (int64_t i = a; i < end; ++i)
+          elements[i] = true;
+      a = end;
+    }
+  };
+  std::vector<bool> inGap(spanNibbles / 2);
+  for (int64_t i = 0; i < spanNibbles / 2; ++i)
+    inGap[i] = !covered[2 * i] || !covered[2 * i + 1];
+  absorbShortPadding(spanElements, &inGap);
+  absorbShortPadding(tailElements, nullptr);
   // The gaps: maximal runs of bytes no block writes that are all elements'
   // or all padding.
   plan.spanGaps.clear();

@@ -147,6 +147,12 @@ struct TilePlan {
   /// The word-address swizzles of A and B.
   Swizzle swizzleA, swizzleB;
 
+  /// Nibble bits of one run of consecutive bytes on either side (5: 16
+  /// bytes), and its bytes.
+  int sourceRunBits = 5, destRunBits = 5;
+  int64_t getSourceRunBytes() const { return int64_t(1) << (sourceRunBits - 1); }
+  int64_t getDestRunBytes() const { return int64_t(1) << (destRunBits - 1); }
+
   int64_t getThreads() const { return int64_t(1) << (n - kHeldBits); }
   int64_t getTileBytes() const { return int64_t(1) << (n - 1); }
 };
@@ -232,22 +238,35 @@ std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
   plan.destRowShift = destBits.rowShift;
   plan.sourcePitchBytes = sourceBits.pitch / 2;
   plan.destPitchBytes = destBits.pitch / 2;
-  // 16-byte runs (32 nibbles) on both sides within a storage row, 16-byte
-  // aligned blocks and rows.
-  for (int k = 0; k < 5; ++k)
-    if (plan.sourcePositions[k] != k || plan.destPositions[k] != k ||
-        k >= plan.sourceRowShift || k >= plan.destRowShift)
-      return std::nullopt;
-  for (int64_t stride :
-       {geometry->sourceBatchStride, geometry->sourceBandStride,
-        geometry->sourceInnerStride, geometry->destBatchStride,
-        geometry->destBandStride, geometry->destInnerStride})
-    if (stride % 16)
-      return std::nullopt;
-  if ((plan.sourcePositions.back() >= plan.sourceRowShift &&
-       plan.sourcePitchBytes % 16) ||
-      (plan.destPositions.back() >= plan.destRowShift &&
-       plan.destPitchBytes % 16))
+  // Runs of up to 16 bytes on each side: the low compacted bits that are
+  // contiguous nibbles within a storage row, as far as the blocks' strides
+  // and the rows' pitch keep them aligned (rows of 90 scale bytes give
+  // 2-byte runs).
+  auto runBits = [&](ArrayRef<int> positions, int rowShift, int64_t pitchBytes,
+                     ArrayRef<int64_t> strides) {
+    int bits = 0;
+    while (bits < 5 && positions[bits] == bits && bits < rowShift)
+      ++bits;
+    auto aligned = [&](int64_t runBytes) {
+      for (int64_t stride : strides)
+        if (stride % runBytes)
+          return false;
+      return positions.back() < rowShift || pitchBytes % runBytes == 0;
+    };
+    while (bits > 1 && !aligned(int64_t(1) << (bits - 1)))
+      --bits;
+    return bits;
+  };
+  plan.sourceRunBits = runBits(
+      plan.sourcePositions, plan.sourceRowShift, plan.sourcePitchBytes,
+      {geometry->sourceBatchStride, geometry->sourceBandStride,
+       geometry->sourceInnerStride});
+  plan.destRunBits = runBits(
+      plan.destPositions, plan.destRowShift, plan.destPitchBytes,
+      {geometry->destBatchStride, geometry->destBandStride,
+       geometry->destInnerStride});
+  // Whole bytes at least.
+  if (plan.sourceRunBits < 1 || plan.destRunBits < 1)
     return std::nullopt;
   plan.sourceRank = ranks(sourceBits);
   plan.destRank = ranks(destBits);
@@ -350,22 +369,22 @@ public:
     return result;
   }
 
-  /// Byte offset from the block's base of 16-byte chunk `chunk` of a
-  /// compacted tile whose address bit k (nibbles) is `positions[k]`: bits
-  /// below `rowShift` within a storage row, the others storage rows of
-  /// `pitchBytes`.
-  Value chunkOffset(Value chunk, ArrayRef<int> positions, int rowShift,
-                    int64_t pitchBytes) {
+  /// Byte offset from the block's base of run `run` (of 2^(runBits - 1)
+  /// bytes) of a compacted tile whose address bit k (nibbles) is
+  /// `positions[k]`: bits below `rowShift` within a storage row, the others
+  /// storage rows of `pitchBytes`.
+  Value runOffset(Value run, int runBits, ArrayRef<int> positions,
+                  int rowShift, int64_t pitchBytes) {
     SmallVector<std::pair<int, int>> columnMoves, rowMoves;
-    for (int k = 5; k < plan.n; ++k) {
+    for (int k = runBits; k < plan.n; ++k) {
       if (positions[k] < rowShift)
-        columnMoves.push_back({k - 5, positions[k] - 1});
+        columnMoves.push_back({k - runBits, positions[k] - 1});
       else
-        rowMoves.push_back({k - 5, positions[k] - rowShift});
+        rowMoves.push_back({k - runBits, positions[k] - rowShift});
     }
-    Value offset = scatter(chunk, columnMoves);
+    Value offset = scatter(run, columnMoves);
     if (!rowMoves.empty())
-      offset = e.add(offset, e.mul(scatter(chunk, rowMoves), pitchBytes));
+      offset = e.add(offset, e.mul(scatter(run, rowMoves), pitchBytes));
     return offset;
   }
 
@@ -448,11 +467,8 @@ public:
                  Value blockThread) {
     const BlockConversionPlan &g = plan.geometry;
     const int64_t threads = plan.getThreads();
-    const int64_t chunks = plan.getTileBytes() / 16;
     const int64_t tileWords = plan.getTileBytes() / 4;
     Type i32 = b.getI32Type();
-    auto bytes16 = VectorType::get({16}, b.getI8Type());
-    auto words4 = VectorType::get({4}, i32);
     Value thread = e.rem(blockThread, threads);
     Value group = e.div(blockThread, threads);
 
@@ -478,47 +494,97 @@ public:
            e.mul(e.add(group, s * groups), tileWords)});
     }
 
+    // Phases 1 and 3 move the tile between memory and shared memory in
+    // accesses of max(run, 4) bytes: a run of 4 to 16 bytes is one vector
+    // of words; runs of 1 or 2 bytes are packed 4 or 2 to a shared word.
+    auto accessBytes = [](int64_t runBytes) {
+      return std::max<int64_t>(runBytes, 4);
+    };
+    Type i8 = b.getI8Type();
     if (phase == 1) {
-      // The source runs into A, 16 bytes per thread and step, every tile's
-      // loads before any store to shared memory.
-      SmallVector<std::pair<Value, Value>> loaded; // (vector, A word index)
+      // The source runs into A, every tile's loads before any store to
+      // shared memory.
+      const int64_t run = plan.getSourceRunBytes();
+      const int64_t accesses = plan.getTileBytes() / accessBytes(run);
+      auto runType = VectorType::get({run}, i8);
+      SmallVector<std::pair<Value, Value>> loaded; // (words, A word index)
       for (const Tile &t : tiles)
-        for (int64_t step = 0; step < chunks / threads; ++step) {
-          Value chunk = e.add(thread, step * threads);
-          Value offset =
-              e.add(t.sourceBase, chunkOffset(chunk, plan.sourcePositions,
-                                      plan.sourceRowShift, plan.sourcePitchBytes));
-          Value v = vector::LoadOp::create(b, loc, bytes16, source,
-                                           ValueRange{offset}, false,
-                                           llvm::MaybeAlign(16));
+        for (int64_t step = 0; step < accesses / threads; ++step) {
+          Value access = e.add(thread, step * threads);
+          auto load = [&](Value runIndex) -> Value {
+            Value offset = e.add(
+                t.sourceBase,
+                runOffset(runIndex, plan.sourceRunBits, plan.sourcePositions,
+                          plan.sourceRowShift, plan.sourcePitchBytes));
+            return vector::LoadOp::create(b, loc, runType, source,
+                                          ValueRange{offset}, false,
+                                          llvm::MaybeAlign(run));
+          };
+          Value words;
+          if (run >= 4) {
+            words = vector::BitCastOp::create(
+                b, loc, VectorType::get({run / 4}, i32), load(access));
+          } else {
+            Value word = e.i32(0);
+            for (int64_t k = 0; k < 4 / run; ++k) {
+              Value bits = vector::BitCastOp::create(
+                  b, loc, VectorType::get({1}, b.getIntegerType(8 * run)),
+                  load(e.add(e.mul(access, 4 / run), k)));
+              Value scalar = arith::ExtUIOp::create(
+                  b, loc, i32, vector::ExtractOp::create(b, loc, bits, 0));
+              word = e.bor(word, e.shl(scalar, 8 * run * k));
+            }
+            words = vector::BroadcastOp::create(
+                b, loc, VectorType::get({1}, i32), word);
+          }
           loaded.push_back(
-              {v, e.add(t.buffer, swizzle(e.mul(chunk, 4), plan.swizzleA))});
+              {words, e.add(t.buffer,
+                            swizzle(e.mul(access, accessBytes(run) / 4),
+                                    plan.swizzleA))});
         }
       for (auto [v, index] : loaded)
-        vector::StoreOp::create(b, loc,
-                                vector::BitCastOp::create(b, loc, words4, v),
-                                a, ValueRange{index}, false,
-                                llvm::MaybeAlign(16));
+        vector::StoreOp::create(b, loc, v, a, ValueRange{index}, false,
+                                llvm::MaybeAlign(accessBytes(run)));
       return;
     }
 
     if (phase == 3) {
-      // B to the destination runs, 16 bytes per thread and step.
+      // B to the destination runs.
+      const int64_t run = plan.getDestRunBytes();
+      const int64_t accesses = plan.getTileBytes() / accessBytes(run);
       for (const Tile &t : tiles)
-        for (int64_t step = 0; step < chunks / threads; ++step) {
-          Value chunk = e.add(thread, step * threads);
-          Value v = vector::LoadOp::create(
-              b, loc, words4, bBuffer,
+        for (int64_t step = 0; step < accesses / threads; ++step) {
+          Value access = e.add(thread, step * threads);
+          Value words = vector::LoadOp::create(
+              b, loc, VectorType::get({accessBytes(run) / 4}, i32), bBuffer,
               ValueRange{e.add(t.buffer,
-                               swizzle(e.mul(chunk, 4), plan.swizzleB))},
-              false, llvm::MaybeAlign(16));
-          Value offset =
-              e.add(t.destBase, chunkOffset(chunk, plan.destPositions,
-                                      plan.destRowShift, plan.destPitchBytes));
-          vector::StoreOp::create(b, loc,
-                                  vector::BitCastOp::create(b, loc, bytes16, v),
-                                  dest, ValueRange{offset}, false,
-                                  llvm::MaybeAlign(16));
+                               swizzle(e.mul(access, accessBytes(run) / 4),
+                                       plan.swizzleB))},
+              false, llvm::MaybeAlign(accessBytes(run)));
+          auto store = [&](Value runIndex, Value bytes) {
+            Value offset = e.add(
+                t.destBase,
+                runOffset(runIndex, plan.destRunBits, plan.destPositions,
+                          plan.destRowShift, plan.destPitchBytes));
+            vector::StoreOp::create(b, loc, bytes, dest, ValueRange{offset},
+                                    false, llvm::MaybeAlign(run));
+          };
+          if (run >= 4) {
+            store(access, vector::BitCastOp::create(
+                              b, loc, VectorType::get({run}, i8), words));
+            continue;
+          }
+          Value word = vector::ExtractOp::create(b, loc, words, 0);
+          Type runInt = b.getIntegerType(8 * run);
+          for (int64_t k = 0; k < 4 / run; ++k) {
+            Value part = arith::TruncIOp::create(
+                b, loc, runInt, e.shr(word, 8 * run * k));
+            Value bytes = vector::BitCastOp::create(
+                b, loc, VectorType::get({run}, i8),
+                vector::BroadcastOp::create(b, loc,
+                                            VectorType::get({1}, runInt), part));
+            store(e.add(e.mul(access, 4 / run), k), bytes);
+          }
         }
       return;
     }

@@ -238,7 +238,7 @@ std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
   plan.destRowShift = destBits.rowShift;
   plan.sourcePitchBytes = sourceBits.pitch / 2;
   plan.destPitchBytes = destBits.pitch / 2;
-  // Runs of up to 16 bytes on each side: the low compacted bits that are
+  // Runs of up to 16 bytes: the low compacted bits that are
   // contiguous nibbles within a storage row, as far as the blocks' strides
   // and the rows' pitch keep them aligned (rows of 90 scale bytes give
   // 2-byte runs).
@@ -265,8 +265,10 @@ std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
       plan.destPositions, plan.destRowShift, plan.destPitchBytes,
       {geometry->destBatchStride, geometry->destBandStride,
        geometry->destInnerStride});
-  // Whole bytes at least.
-  if (plan.sourceRunBits < 1 || plan.destRunBits < 1)
+  // Whole bytes at least on the source side; 16-byte runs on the
+  // destination side, where narrower runs write partial sectors and
+  // measured slower than the per-unit kernel (docs/performance.md).
+  if (plan.sourceRunBits < 1 || plan.destRunBits < 5)
     return std::nullopt;
   plan.sourceRank = ranks(sourceBits);
   plan.destRank = ranks(destBits);

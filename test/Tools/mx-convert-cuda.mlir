@@ -35,3 +35,9 @@
 // FORMAT: mx-convert: error: --cuda-format must be auto, bin or isa, got 'elf'
 // RUN: not mx-convert --device cuda --cuda-chip sm_12 --type 2x256x512xf4E2M1FN --to '#microscale.blackwell_value' %t/in.bin -o %t/out.bin 2>&1 | FileCheck %s --check-prefix=CHIP
 // CHIP: mx-convert: error: --device cuda: compiling the conversion for sm_12 failed
+
+// A checkpoint: the shards' temporaries are written when the first
+// conversion fails; they are removed, and so is the directory made for OUT.
+// RUN: %python %S/safetensors.py gptoss %t/ckpt
+// RUN: not mx-convert --device cuda %t/ckpt -o %t/converted --to '#microscale.hopper_value<mx_axis = -2, mma_version = 3>' --scales-to '#microscale.hopper_scale<mx_axis = -2, num_warps = 8>' 2>&1 | FileCheck %s --check-prefix=NODRIVER
+// RUN: not ls %t/converted

@@ -32,6 +32,18 @@ static std::optional<int64_t> product(ArrayRef<int64_t> shape) {
 
 namespace microscale::convert {
 
+std::string spell(mlir::Attribute attr) { return toString(attr); }
+
+std::string spell(RankedTensorType type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::interleave(type.getShape(), os, "x");
+  if (type.getRank())
+    os << "x";
+  os << type.getElementType();
+  return text;
+}
+
 bool nestsAtMost(StringRef text, int limit) {
   int depth = 0;
   bool inString = false;
@@ -86,6 +98,23 @@ RankedTensorType parseLogicalType(MLIRContext &context, StringRef text,
              llvm::Twine(kMaxSpellingDepth) + " levels")
                 .str();
     return {};
+  }
+  // A negative extent would reach MLIR's parser as a '-' where it expects a
+  // type ("expected non-function type"): named here instead.
+  {
+    StringRef body = text;
+    body.consume_front("tensor<");
+    SmallVector<StringRef> parts;
+    body.split(parts, 'x');
+    for (StringRef part : parts) {
+      int64_t extent;
+      if (part.starts_with("-") && !part.getAsInteger(10, extent)) {
+        error = ("--type: extent " + part + " of '" + text +
+                 "' is negative; extents are >= 0")
+                    .str();
+        return {};
+      }
+    }
   }
   // The shaped-type spelling of a tensor body: 2x64x128xf4E2M1FN.
   std::string wrapped =
@@ -165,6 +194,17 @@ checkConversion(MLIRContext &context, StringRef typeText, StringRef fromText,
   for (LayoutAttrInterface layout : {from, to})
     if (std::optional<int64_t> required = layout.getRequiredBlockAxis(rank))
       axis = *required;
+  // FP4 values are described in blocks of 2 along `axis` (above): an odd
+  // extent there is the user's shape, not a block size they gave.
+  if (!isScales && tensor.getDimSize(axis) % 2 != 0) {
+    error = ("--type: " + typeText + " has an odd extent (" +
+             llvm::Twine(tensor.getDimSize(axis)) + ") along dim " +
+             llvm::Twine(axis) +
+             ", the axis its scale blocks run along: packed FP4 values need "
+             "an even extent there")
+                .str();
+    return std::nullopt;
+  }
   auto emitter = [&] { return emitError(UnknownLoc::get(&context)); };
   FormatAttr format = FormatAttr::getChecked(
       emitter, &context, Type(Float4E2M1FNType::get(&context)),

@@ -47,6 +47,12 @@ struct Conversion {
   llvm::SmallVector<int64_t> destStorageShape;
 };
 
+/// The normal form of a layout or logical type in messages and metadata:
+/// the attribute as MLIR prints it (default parameters left out, spacing
+/// fixed), the type as 2x64x128xf4E2M1FN.
+std::string spell(mlir::Attribute attr);
+std::string spell(mlir::RankedTensorType type);
+
 /// The layout attribute spelled `text` (for the flag `--flag`), or null
 /// with `error` set.
 mlir::microscale::LayoutAttrInterface parseLayout(mlir::MLIRContext &context,

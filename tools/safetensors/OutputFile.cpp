@@ -29,6 +29,7 @@ llvm::Expected<OutputFile> OutputFile::open(llvm::StringRef path) {
   OutputFile out;
   out.path = path.str();
   if (path == "-") {
+    out.fd = STDOUT_FILENO;
     out.stream = std::make_unique<llvm::raw_fd_ostream>(STDOUT_FILENO,
                                                         /*shouldClose=*/false);
     return std::move(out);
@@ -56,6 +57,7 @@ llvm::Expected<OutputFile> OutputFile::open(llvm::StringRef path) {
       return ec ? cannotWrite(path, ec)
                 : cannotWrite(path, "it changed while being opened");
     }
+    out.fd = fd;
     out.stream =
         std::make_unique<llvm::raw_fd_ostream>(fd, /*shouldClose=*/true);
     return std::move(out);
@@ -79,6 +81,7 @@ llvm::Expected<OutputFile> OutputFile::open(llvm::StringRef path) {
     if (!ec) {
       llvm::sys::RemoveFileOnSignal(name);
       out.temporary = name;
+      out.fd = fd;
       out.stream =
           std::make_unique<llvm::raw_fd_ostream>(fd, /*shouldClose=*/true);
       return std::move(out);
@@ -91,7 +94,8 @@ llvm::Expected<OutputFile> OutputFile::open(llvm::StringRef path) {
 
 OutputFile::OutputFile(OutputFile &&other)
     : path(std::move(other.path)), temporary(std::move(other.temporary)),
-      stream(std::move(other.stream)), done(other.done) {
+      stream(std::move(other.stream)), done(other.done),
+      finished(other.finished), fd(other.fd) {
   other.temporary.reset();
   other.done = true;
 }
@@ -118,8 +122,10 @@ void OutputFile::discard() {
   }
 }
 
-llvm::Error OutputFile::commit() {
+llvm::Error OutputFile::finish() {
   assert(!done && "committed or discarded twice");
+  if (finished)
+    return llvm::Error::success();
   // Flushed, and closed unless it is stdout: a file system may report a
   // full disk only then.
   if (path == "-")
@@ -133,6 +139,13 @@ llvm::Error OutputFile::commit() {
         path == "-" ? llvm::StringRef("<stdout>") : llvm::StringRef(path), ec);
   }
   stream.reset();
+  finished = true;
+  return llvm::Error::success();
+}
+
+llvm::Error OutputFile::commit() {
+  if (llvm::Error error = finish())
+    return error;
   if (!temporary) {
     done = true;
     return llvm::Error::success();

@@ -42,11 +42,19 @@ public:
   llvm::StringRef getPath() const { return path; }
   /// Where the bytes go (the temporary, the device or stdout). Write errors
   /// are reported by commit().
-  llvm::raw_ostream &os() { return *stream; }
+  llvm::raw_fd_ostream &os() { return *stream; }
+  /// The descriptor os() writes to, for copies the kernel makes
+  /// (copy_file_range): flush os() first.
+  int getFD() const { return fd; }
 
   /// Flushes, checks for I/O errors and moves the temporary over OUT. On
   /// error the temporary is removed and the message names OUT and the cause.
   llvm::Error commit();
+  /// The first half of commit(): flushes, closes and checks for I/O errors,
+  /// leaving only the rename. A tool writing several files (a sharded
+  /// checkpoint) finishes all of them before committing any, so that an
+  /// I/O error leaves no OUT replaced.
+  llvm::Error finish();
   /// Removes the temporary, if any.
   void discard();
 
@@ -57,6 +65,8 @@ private:
   std::optional<std::string> temporary; // its name, until renamed or removed
   std::unique_ptr<llvm::raw_fd_ostream> stream;
   bool done = false;
+  bool finished = false;
+  int fd = -1;
 };
 
 } // namespace microscale

@@ -5,9 +5,13 @@
 
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+
+#include <sys/mman.h>
 
 using namespace microscale::safetensors;
 using llvm::createStringError;
@@ -196,23 +200,26 @@ microscale::safetensors::parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
   return std::move(file);
 }
 
-void microscale::safetensors::write(const File &file, llvm::raw_ostream &os) {
+std::string microscale::safetensors::encodeHeader(
+    llvm::ArrayRef<TensorInfo> tensors,
+    const std::map<std::string, std::string> &metadata) {
   llvm::json::Object header;
   uint64_t offset = 0;
-  for (const Tensor &tensor : file.tensors) {
+  for (const TensorInfo &tensor : tensors) {
     llvm::json::Array shape;
     for (int64_t d : tensor.shape)
       shape.push_back(d);
-    // The sizes are of tensors in memory: their sum cannot wrap a uint64.
+    // The sizes are of tensors that fit in memory or in a file: their sum
+    // cannot wrap a uint64.
     header[tensor.name] = llvm::json::Object{
         {"dtype", tensor.dtype},
         {"shape", std::move(shape)},
-        {"data_offsets", llvm::json::Array{offset, offset + tensor.data.size()}}};
-    offset += tensor.data.size();
+        {"data_offsets", llvm::json::Array{offset, offset + tensor.bytes}}};
+    offset += tensor.bytes;
   }
-  if (!file.metadata.empty()) {
+  if (!metadata.empty()) {
     llvm::json::Object meta;
-    for (const auto &[key, value] : file.metadata)
+    for (const auto &[key, value] : metadata)
       meta[key] = value;
     header["__metadata__"] = std::move(meta);
   }
@@ -221,11 +228,64 @@ void microscale::safetensors::write(const File &file, llvm::raw_ostream &os) {
   // The data starts 8-byte aligned, as the reference writer does.
   while ((8 + headerText.size()) % 8)
     headerText.push_back(' ');
-
+  std::string result;
   uint64_t size = headerText.size();
   for (int i = 0; i < 8; ++i)
-    os << static_cast<char>((size >> (8 * i)) & 0xFF);
-  os << headerText;
+    result.push_back(static_cast<char>((size >> (8 * i)) & 0xFF));
+  return result + headerText;
+}
+
+/// Gives `advice` for the mapped pages that hold `bytes`; nothing when
+/// `file` was read into memory (where MADV_DONTNEED would zero it).
+static void advise(const File &file, llvm::ArrayRef<uint8_t> bytes,
+                   int advice) {
+  if (bytes.empty() ||
+      file.buffer->getBufferKind() != llvm::MemoryBuffer::MemoryBuffer_MMap)
+    return;
+  const uintptr_t page = llvm::sys::Process::getPageSizeEstimate();
+  const auto start = reinterpret_cast<uintptr_t>(file.buffer->getBufferStart());
+  const auto end = start + file.buffer->getBufferSize();
+  // The whole file is mapped from a page boundary, so the pages around
+  // `bytes` are the mapping's (the last one's tail included).
+  if (start % page)
+    return;
+  uintptr_t begin = reinterpret_cast<uintptr_t>(bytes.data()) / page * page;
+  uintptr_t stop = llvm::alignTo(
+      std::min<uintptr_t>(reinterpret_cast<uintptr_t>(bytes.end()), end), page);
+  if (begin < start || stop <= begin)
+    return;
+  // Advice only: where the system does not take it, the bytes are read as
+  // they would have been.
+  (void)::madvise(reinterpret_cast<void *>(begin), stop - begin, advice);
+}
+
+void microscale::safetensors::releasePages(const File &file,
+                                           llvm::ArrayRef<uint8_t> bytes) {
+  // A read-only file mapping: dropped pages read back as the file's bytes.
+  advise(file, bytes, MADV_DONTNEED);
+}
+
+void microscale::safetensors::prefetchPages(const File &file,
+                                            llvm::ArrayRef<uint8_t> bytes) {
+#ifdef MADV_POPULATE_READ
+  advise(file, bytes, MADV_POPULATE_READ);
+#else
+  advise(file, bytes, MADV_WILLNEED);
+#endif
+}
+
+uint64_t microscale::safetensors::fileOffset(const File &file,
+                                             llvm::ArrayRef<uint8_t> bytes) {
+  return reinterpret_cast<const char *>(bytes.data()) -
+         file.buffer->getBufferStart();
+}
+
+void microscale::safetensors::write(const File &file, llvm::raw_ostream &os) {
+  std::vector<TensorInfo> infos;
+  for (const Tensor &tensor : file.tensors)
+    infos.push_back({tensor.name, tensor.dtype, tensor.shape,
+                     static_cast<uint64_t>(tensor.data.size())});
+  os << encodeHeader(infos, file.metadata);
   for (const Tensor &tensor : file.tensors)
     os.write(reinterpret_cast<const char *>(tensor.data.data()),
              tensor.data.size());

@@ -67,6 +67,35 @@ llvm::Expected<File> read(llvm::StringRef path);
 llvm::Expected<File> parse(std::unique_ptr<llvm::MemoryBuffer> buffer,
                            llvm::StringRef name);
 
+/// What a header says about one tensor, for writing a file tensor by
+/// tensor: its data follows the previous tensor's, in the order given.
+struct TensorInfo {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+};
+
+/// The bytes before the data of a file holding `tensors` (in this order)
+/// and `metadata`: the 8-byte size and the JSON header, padded so that the
+/// data starts 8-byte aligned, as the reference writer does.
+std::string encodeHeader(llvm::ArrayRef<TensorInfo> tensors,
+                         const std::map<std::string, std::string> &metadata);
+
+/// Gives back the memory pages that hold `bytes` (a view into `file`'s
+/// mapping) once they have been used: read through a mapping, a file's
+/// pages otherwise stay in the process (its resident set) until the end.
+/// The bytes stay readable (the pages are read again from the page cache).
+/// Does nothing when the file was read into memory rather than mapped.
+void releasePages(const File &file, llvm::ArrayRef<uint8_t> bytes);
+
+/// Maps the pages that hold `bytes` in one call (where the system can),
+/// instead of one page fault per few pages as they are first read.
+void prefetchPages(const File &file, llvm::ArrayRef<uint8_t> bytes);
+
+/// Where `bytes` (a view into `file`'s data) start in the file.
+uint64_t fileOffset(const File &file, llvm::ArrayRef<uint8_t> bytes);
+
 /// Serializes `file` to `os`.
 void write(const File &file, llvm::raw_ostream &os);
 

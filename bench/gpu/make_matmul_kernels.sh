@@ -5,8 +5,10 @@
 #   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR [sweep]
 # With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
-# stream-check).
-# cases.txt: m k n threads name gridX gridY gridZ experts tokens.
+# stream-check); with "split-sweep", the gpt-oss decode shapes at several
+# explicit splits of K (the planner's choice against its neighbours).
+# cases.txt: m k n threads name gridX gridY gridZ experts tokens [entry
+# dynamic] (entry and dynamic = 1 for the kernels of rows known at run time).
 set -euo pipefail
 mx_opt="$1" out="$2" mode="${3:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -67,7 +69,55 @@ MLIR
   rm "$out/$name.lowered.mlir" "$out/$name.mlir"
   echo "$m $k $n $threads $name ${grid}$experts $tokens" >> "$out/cases.txt"
 }
-if [ "$mode" = sweep ]; then
+# Rows known at run time only: one cubin of the kernel variants for
+# memref<?xKxbf16> activations, run at each M given, with the variant and
+# grid the host code would choose (the variant from the limits 8, 32, 255
+# on M; the grid's columns from the lowered launch of that variant; its
+# rows ceil(M / rows per warp)).
+emit_dynamic() {
+  local k=$1 n=$2; shift 2
+  local name="mm_dyn_${k}_${n}"
+  local vbytes=$((k * n / 2)) sbytes=$((k / 32 * n))
+  local type="!microscale.qtensor<${k}x${n}, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>"
+  cat > "$out/$name.mlir" <<MLIR
+func.func @mm(%a: memref<?x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<?x${n}xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<?x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<?x${n}xbf16>
+  return
+}
+MLIR
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx)" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  local m
+  for m in "$@"; do
+    local rows=8
+    [ "$m" -gt 8 ] && rows=16
+    [ "$m" -gt 32 ] && rows=32
+    [ "$m" -gt 255 ] && rows=64
+    local entry="mixed_matmul_0_rows$rows"
+    local threads gridx
+    threads=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /\.(req|max)ntid/ {print $2; exit}' "$out/$name.ptx" | tr -d ',')
+    gridx=$(grep -oE "@${entry} blocks in \(%c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
+    echo "$m $k $n $threads $name $gridx $(( (m + rows - 1) / rows )) 1 0 $m $entry 1" >> "$out/cases.txt"
+  done
+  rm -f "$out/$name.lowered.mlir" "$out/$name.mlir"
+}
+if [ "$mode" = split-sweep ]; then
+  for split in 2 3 4 5 6 8 12; do
+    emit 1 2880 5760 0 1 $split
+    emit 16 2880 5760 0 16 $split
+    emit 1 2880 2880 0 1 $split
+    emit 1 8192 8192 0 1 $split
+  done
+  # Beside the planner's choices: 4096 x 14336 (many column strips) and
+  # 14336 x 4096 (many chunks) at M = 1; M = 16 with 16-column warps.
+  for split in 1 2 4; do emit 1 4096 14336 0 1 $split; done
+  for split in 4 8 9 12; do emit 1 14336 4096 0 1 $split; done
+  for split in 0 4 6 8; do emit 16 2880 5760 0 16 $split 0 16; done
+elif [ "$mode" = sweep ]; then
   emit 5 512 96 0 5 0 0 0 0 0 0 0 0 64  # a correctness shape, 64-wide chunks
   emit 40 512 96 8 10 0 0 0 32  # ragged, 32 rows per warp
   # split unroll warp-columns warp-rows column-warps activation-stages
@@ -97,12 +147,34 @@ else
   emit 40 512 96 8 10 0 0 0 0 0 1 1  # the same, activations unstaged
   emit 16 1024 256 0 16 0 0 0 0 0 1 1  # M = 16 unstaged, no weight ring
   emit 5 512 96 0 5 0 0 0 0 0 0 1  # no weight ring
+  # K not a multiple of 128 (a partial last chunk), or below 128; uneven
+  # K ranges of the split warps (23 chunks over 4 or 7 warps); staged and
+  # ragged with a partial chunk.
+  emit 3 96 16
+  emit 5 160 96
+  emit 7 2880 200
+  emit 7 2880 200 0 7 7
+  emit 33 2880 200
+  emit 40 2880 96 8 10
   for kn in "4096 4096" "8192 8192" "4096 14336" "14336 4096"; do
+    for m in 1 16 64 256 4096; do
+      emit $m $kn
+    done
+  done
+  # Rows known at run time: one compile, odd M across the four variants.
+  emit_dynamic 2880 5760 1 3 16 17 33 64 255 256 1000
+  emit 33 2880 5760  # the static kernel beside the dynamic one's M = 33
+  # gpt-oss: K = 2880 (90 scale blocks), N = 5760 (mlp1) and 2880 (mlp2).
+  for kn in "2880 5760" "2880 2880"; do
     for m in 1 16 64 256 4096; do
       emit $m $kn
     done
   done
   # The MoE case: 32 experts [32, 4096, 4096], top-4 of 128 tokens.
   emit 512 4096 4096 32 128
+  # gpt-oss mlp1 MoE: 32 experts, top-4 of 128 tokens; 128 experts, top-4
+  # of 512 tokens (K = 2880, N = 5760).
+  emit 512 2880 5760 32 128
+  emit 2048 2880 5760 128 512
 fi
 echo "kernels in $out"

@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -60,7 +61,11 @@ int main(int argc, char **argv) {
   std::printf("m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,weight_tb_s\n");
 
   std::ifstream cases(dir + "/cases.txt");
-  // A case: m k n threads name gridX gridY gridZ experts tokens. Dense
+  // A case: m k n threads name gridX gridY gridZ experts tokens [entry
+  // dynamic]: the cubin `name`.cubin, its kernel `entry` (mixed_matmul_0),
+  // and with dynamic = 1 a kernel of rows known at run time only (one
+  // variant of those the host code chooses from; it takes the ragged, lhs
+  // and out rows as three more arguments). Dense
   // products have experts = 0 and tokens = m; a ragged (MoE) product has
   // m ragged rows, `tokens` activation rows each routed to m / tokens
   // distinct experts (top-k), rows grouped by expert, read through a gather
@@ -70,8 +75,15 @@ int main(int argc, char **argv) {
   int failures = 0;
   std::mt19937 rng(8);
   unsigned gridX = 0, gridY = 0, gridZ = 0;
-  while (cases >> m >> k >> n >> threads >> name >> gridX >> gridY >> gridZ >>
-         experts >> tokens) {
+  std::string line;
+  while (std::getline(cases, line)) {
+    std::istringstream fields(line);
+    std::string entry = "mixed_matmul_0";
+    int dynamicRows = 0;
+    if (!(fields >> m >> k >> n >> threads >> name >> gridX >> gridY >>
+          gridZ >> experts >> tokens))
+      continue;
+    fields >> entry >> dynamicRows;
     const int64_t batches = experts ? experts : 1;
     std::normal_distribution<float> gauss(0.0f, 1.0f);
     std::vector<uint16_t> a(tokens * k);
@@ -135,7 +147,7 @@ int main(int argc, char **argv) {
     const float globalScale = 1.0f;
 
     cuda::Module module = driver.loadModule(bench::readFile(dir + "/" + name + ".cubin"));
-    cuda::Function kernel = driver.getFunction(module, "mixed_matmul_0");
+    cuda::Function kernel = driver.getFunction(module, entry);
     // Several copies of the weight, rotated in the timing loop, so that a
     // weight smaller than the 50 MB L2 is still read from device memory.
     const size_t weightBytes = values.size() + scaleCodes.size();
@@ -165,11 +177,15 @@ int main(int argc, char **argv) {
     driver.memset(dout, 0xFF, m * n * 2, stream); // poison: bf16 NaN
     float g = globalScale;
     std::vector<std::vector<void *>> args(copies);
+    // Dynamic rows: the ragged rows, lhs rows and out rows (index).
+    int64_t raggedRows = m, lhsRows = tokens, outRows = m;
     for (int c = 0; c < copies; ++c) {
       args[c] = {&da, &dv[c], &ds[c], &dout, &g};
       if (experts)
         args[c].insert(args[c].end(),
                        {&doffsets, &dcounts, &dgather, &dscatter});
+      if (dynamicRows)
+        args[c].insert(args[c].end(), {&raggedRows, &lhsRows, &outRows});
     }
     // The launch the compiler emits (cases.txt records its grid).
     const unsigned block = static_cast<unsigned>(threads);
@@ -222,7 +238,11 @@ int main(int argc, char **argv) {
     const double floorUs = (values.size() + scaleCodes.size()) / bandwidth * 1e6;
     std::printf("%lld,%lld,%lld,%.2f,%.2f,%.2e,%u,%s,%lld,%.2f\n",
                 (long long)m, (long long)k, (long long)n, ours * 1e3, floorUs,
-                relError, block / 32, name.c_str(), (long long)experts,
+                relError, block / 32,
+                (dynamicRows ? name + ":" + entry + ":m" + std::to_string(m)
+                             : name)
+                    .c_str(),
+                (long long)experts,
                 weightBytes / (ours * 1e-3) / 1e12);
     std::fflush(stdout); // a later hang must not lose the lines so far
     for (int c = 0; c < copies; ++c) {

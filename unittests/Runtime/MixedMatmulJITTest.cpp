@@ -257,3 +257,76 @@ TEST(MixedMatmulJITRagged, ExpertsGatherScatter) {
 }
 
 } // namespace
+
+namespace {
+
+/// Rows known at run time only: one function compiled for memref<?xKxbf16>
+/// activations and a memref<?xNxf32> result, called at several M (odd ones,
+/// one past a multiple of 8, and none) on random data, each against a
+/// float64 product; with no rows the result keeps its contents.
+TEST(MixedMatmulJITDynamic, OneCompileEveryM) {
+  auto contextOwner = ::microscale::testing::makeJitContext();
+  MLIRContext &context = *contextOwner;
+  const int64_t k = 96, n = 24;
+  const char *weight = "!microscale.qtensor<96x24, mxfp4, axis = 0, values = "
+                       "#microscale.strided<major_dim = 0>>";
+  auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
+  ASSERT_TRUE(type);
+  const std::string lhs = "memref<?x96xbf16>", out = "memref<?x24xf32>";
+  std::string text =
+      "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
+      "%g: f32, %o: " + out + ") attributes {llvm.emit_c_interface} {\n"
+      "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : " +
+      lhs + ", " + weight + ", memref<?xi8>, memref<?xi8>, " + out +
+      "\n  return\n}\n";
+  std::string compileError;
+  auto engine =
+      ::microscale::testing::compileForHost(context, text, compileError);
+  ASSERT_TRUE(engine) << compileError;
+
+  std::mt19937 rng(23);
+  RandomWeight random = randomWeight(type, 0, rng);
+  const ref::QuantizedTensor &w = random.tensor;
+  std::vector<float> weightValues = ref::dequantize(w, ref::E8M0Edges::OCP);
+  for (int64_t m : {1, 3, 9, 17, 0}) {
+    std::vector<uint16_t> a = randomActivations(std::max<int64_t>(m, 1) * k, rng);
+    // One sentinel row past M: a lowering that ran past M would write it.
+    std::vector<float> got((m + 1) * n, std::nanf(""));
+    int64_t zero = 0, one = 1, vn = random.values.size(),
+            sn = random.scales.size();
+    int64_t am = m, ak = k, on = n;
+    uint16_t *ap = a.data();
+    uint8_t *vp = random.values.data(), *sp = random.scales.data();
+    float *op = got.data();
+    float g = w.globalScale;
+    std::vector<void *> args = {&ap, &ap, &zero, &am, &ak, &ak, &one,
+                                &vp, &vp, &zero, &vn, &one,
+                                &sp, &sp, &zero, &sn, &one, &g,
+                                &op, &op, &zero, &am, &on, &on, &one};
+    llvm::Error error = engine->invokePacked("mm", args);
+    ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
+    double errorNorm = 0, refNorm = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0, magnitude = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const double x = ref::fromBF16Bits(a[i * k + kk]);
+          want += x * weightValues[kk * n + j];
+          magnitude += std::fabs(x * weightValues[kk * n + j]);
+        }
+        const double have = got[i * n + j];
+        EXPECT_LE(std::fabs(have - want), 1e-5 * magnitude + 1e-30)
+            << "M = " << m << ", out[" << i << ", " << j << "]";
+        errorNorm += (have - want) * (have - want);
+        refNorm += want * want;
+      }
+    if (m > 0) {
+      EXPECT_GT(refNorm, 0.0) << "M = " << m;
+      EXPECT_LT(std::sqrt(errorNorm / refNorm), 1e-5) << "M = " << m;
+    }
+    for (int64_t j = 0; j < n; ++j)
+      EXPECT_TRUE(std::isnan(got[m * n + j])) << "M = " << m << ": row M written";
+  }
+}
+
+} // namespace

@@ -1,4 +1,4 @@
-//===- ConvertMixedMatmulToGPU.cpp - BF16 x MXFP4 on NVIDIA tensor cores --===//
+//===- MixedMatmulKernel.cpp - BF16 x MXFP4 on NVIDIA tensor cores --------===//
 //
 // mixed_matmul_storage (bf16 activations [M, K] times an MXFP4 weight
 // [K, N], or [E, K, N] experts with ragged row slices, stored K-major) as
@@ -43,10 +43,25 @@
 // what holds them is the K-major read pattern (about 3 TB/s even with no
 // arithmetic) and the instructions per value (docs/performance.md).
 //
+// Any K (a multiple of 32): K is cut in chunks of 128 (or 64), the last
+// one partial when K is not a multiple. Every thread's K values of a chunk
+// are all in K or all past it, so a mask per thread suffices: a masked
+// thread reads from K = 0 and feeds zero weights, zero activations and
+// scale code 127 (staged copies zero-fill). Each warp set computes its
+// last chunk first, so only its first loads, outside the loop, carry the
+// mask.
+//
 // Split K: a block is `split` warps on the same columns and rows, each over
-// its own range of K chunks; their f32 partial sums meet in shared memory
-// and the first warp adds them in warp order and stores (a fixed order: the
-// result does not depend on scheduling).
+// its own range of K chunks (C chunks over S sets: [s C / S, (s + 1) C / S),
+// any S, the ranges differing by one chunk at most); their f32 partial sums
+// meet in shared memory and the first warp adds them in warp order and
+// stores (a fixed order: the result does not depend on scheduling). S comes
+// from a model of the chip (chooseSplit): waves of resident blocks times
+// the chunks per warp, against the bandwidth bound.
+//
+// Rows known at run time only: one kernel per rows-per-warp variant, taking
+// the row counts as arguments, and host code that picks the variant and
+// the grid's rows from the rows at run time.
 //
 // Ragged experts (matmul_ogs' MoE form): grid z is the expert; a block
 // walks its expert's row tiles (rows offsets[e] .. offsets[e] +
@@ -90,12 +105,17 @@ struct MatmulPlan {
   int64_t lhsRows;          // rows of lhs (differs from m with a gather)
   int64_t outRows;          // rows of out (differs from m with a scatter)
   int64_t experts = 0;      // 0: dense
+  // Rows known at run time only (any of m, lhsRows, outRows dynamic): the
+  // plan is for `m` rows, the kernel takes the three counts as arguments.
+  bool dynamicRows = false;
   bool gather = false, scatter = false;
   int64_t chunkK;           // K per chunk: 128, or 64
+  int64_t chunks;           // K chunks, the last one partial if `tail`
+  bool tail = false;        // K % chunkK != 0: the last chunk is masked
   int64_t columnGroups;     // 16-column groups per warp: 1 or 2
   int64_t rowTiles;         // 8-row tiles per warp: 1, 2, 4 or 8
   int64_t stage;            // chunks per pipeline stage
-  int64_t split;            // warp sets per block, each over 1/split of K
+  int64_t split;            // warp sets per block, each over a K range
   int64_t columnWarps = 1;  // warps per block side by side on columns
   // Activations staged through a shared-memory ring of this many chunks
   // (cp.async; one copy serves the block's `columnWarps` warps), or 0:
@@ -119,7 +139,10 @@ struct MatmulPlan {
   int64_t weightRingBytes() const { return weightDepth * weightSlotBytes(); }
 
   int64_t wordsPerColumn() const { return chunkK / 32; } // per thread, chunk
-  int64_t chunksPerWarp() const { return k / chunkK / split; }
+  // Chunks of a warp set where they divide evenly (staged activations,
+  // unrolled stages); otherwise the sets' ranges differ by one chunk.
+  int64_t chunksPerWarp() const { return chunks / split; }
+  bool evenSplit() const { return chunks % split == 0; }
   int64_t warpColumns() const { return 16 * columnGroups; }
   int64_t blockColumns() const { return warpColumns() * columnWarps; }
   int64_t warps() const { return split * columnWarps; }
@@ -187,9 +210,9 @@ static LogicalResult checkSupported(MixedMatmulStorageOp op) {
               "(#microscale.strided<major_dim = -2>), got "
            << Attribute(rhs.getValueLayout()) << "; convert_layout first";
   const int64_t k = rhs.getShape()[rank - 2], n = rhs.getShape()[rank - 1];
-  if (k % 64 || n % 8 || k == 0 || n == 0)
+  if (k % 32 || n % 8 || k == 0 || n == 0)
     return op.emitOpError()
-           << "NVIDIA lowering needs K a positive multiple of 64 and N of 8, "
+           << "NVIDIA lowering needs K a positive multiple of 32 and N of 8, "
               "got K = "
            << k << ", N = " << n;
   return success();
@@ -242,14 +265,99 @@ static Value emitBF16Pair(Emitter &e, Value bits) {
       b, loc, VectorType::get({2}, b.getBF16Type()), half);
 }
 
+/// Registers per thread the kernel of `p` takes: its accumulators, a few
+/// indices, and per chunk of loaded data (weight words, scale codes,
+/// activation words) about 3.75 registers with the chunk loaded ahead
+/// and the decode's temporaries. Fitted to ptxas -v on sm_90a (107, 212
+/// and 168 registers at M = 1, 16 and 64; estimated 110, 219, 175); an
+/// estimate only sizes the grid.
+static int64_t estimateRegisters(const MatmulPlan &p, bool staged) {
+  const int64_t weight =
+      p.weightUnits() * p.wordsPerColumn() + p.weightUnits();
+  const int64_t activations =
+      staged ? 4 * p.rowTiles : p.rowTiles * p.chunkK / 8;
+  return std::min<int64_t>(255, 8 + p.accumulators() +
+                                    15 * (1 + p.stage) *
+                                        (weight + activations) / 8);
+}
+
+/// The warps per block that split K, from a model of the time of a
+/// decode-sized product in units of the memory latency L: each warp's
+/// range takes about one L per chunk (its loads are one chunk ahead) and
+/// one more to start; the blocks run in waves of what the SMs hold at
+/// once (by threads, and registers by the estimate); and the whole weight
+/// cannot come faster than the bandwidth, i.e. its bytes over the bytes
+/// in flight that cover L at full bandwidth (Little's law on the chip
+/// model). Registers go to a block for whole groups of warps: a block of
+/// 9 warps holds the registers of 12, and fewer of its blocks fit (the H200
+/// sweep in docs/performance.md: 9 warps 1.8x slower than 8 on 14336 x
+/// 4096). The fewest warps of the cheapest time; any count, not a power of
+/// two (the warps' K ranges may differ by one chunk). Staged plans take a
+/// split that divides the chunks (their ring loops run in step).
+static int64_t chooseSplit(const MatmulPlan &p, bool staged, int64_t blocks,
+                           const nvvm::NVIDIAChip &chip, int64_t smCount) {
+  const int64_t warpRegisters = static_cast<int64_t>(
+      llvm::alignTo(estimateRegisters(p, staged), 8) * 32);
+  const double weightBytes =
+      static_cast<double>(p.n) * (p.k / 2 + p.k / 32) *
+      std::max<int64_t>(1, p.experts);
+  const double inFlight =
+      static_cast<double>(chip.bytesInFlightPerSM(smCount)) * smCount;
+  const double bandwidthSteps = weightBytes / inFlight;
+  int64_t best = 1;
+  double bestTime = 0;
+  for (int64_t split = 1; split <= p.chunks; ++split) {
+    const int64_t warps = split * p.columnWarps;
+    // A block must fit on an SM, registers allocated for whole groups of
+    // warps (else the backend caps the registers and spills).
+    if (warps * 32 > chip.maxThreadsPerBlock ||
+        static_cast<int64_t>(
+            llvm::alignTo(warps, chip.registerAllocationWarps)) *
+                warpRegisters >
+            chip.registersPerSM)
+      break;
+    if ((staged || p.stage > 1) && p.chunks % (split * p.stage))
+      continue;
+    const int64_t perSM = std::min<int64_t>(
+        chip.maxThreadsPerSM / 32 / warps,
+        chip.registersPerSM /
+            (static_cast<int64_t>(
+                 llvm::alignTo(warps, chip.registerAllocationWarps)) *
+             warpRegisters));
+    const int64_t waves = llvm::divideCeil(blocks, smCount * perSM);
+    const double time = std::max(
+        bandwidthSteps,
+        static_cast<double>(waves * (llvm::divideCeil(p.chunks, split) + 1)));
+    if (split == 1 || time < bestTime) {
+      best = split;
+      bestTime = time;
+    }
+  }
+  return best;
+}
+
 /// Chooses the tiling (options of 0 are chosen from the shape) or reports
 /// why the requested one cannot be used.
+/// Rows per warp for `typicalRows` rows per expert (dense: M): more rows
+/// per warp reuse each decoded weight fragment in more mmas (the sweep
+/// behind these thresholds: docs/performance.md). Row tiles of 8 rows:
+/// 1 up to the first limit, doubling past each.
+static constexpr int64_t kRowTileLimits[] = {8, 32, 255};
+static int64_t rowTilesFor(int64_t typicalRows) {
+  int64_t tiles = 1;
+  for (int64_t limit : kRowTileLimits)
+    if (typicalRows > limit)
+      tiles *= 2;
+  return tiles;
+}
+
+/// Plans the kernel of `op`; with rows known at run time only, for
+/// `rowsHint` ragged rows (dense: M).
 static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
                                         const MixedMatmulOptions &options,
                                         const nvvm::NVIDIAChip &chip,
-                                        int64_t smCount) {
-  // Split K until a quarter of the GPU's warp slots are busy.
-  const int64_t targetWarps = smCount * chip.maxThreadsPerSM / 32 / 4;
+                                        int64_t smCount,
+                                        int64_t rowsHint = 0) {
   // The rings stay within a budget of the static shared memory by default,
   // and must leave room for the split sums in any case.
   const int64_t ringBudget = chip.staticSharedMemoryPerBlock * 5 / 6;
@@ -270,25 +378,30 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
         : p.scatter ? cast<MemRefType>(op.getScatterIndices().getType())
                           .getShape()[0]
                     : p.lhsRows;
-  p.chunkK = p.k % 128 == 0 ? 128 : 64;
+  if (ShapedType::isDynamic(p.m) || ShapedType::isDynamic(p.lhsRows) ||
+      ShapedType::isDynamic(p.outRows)) {
+    p.dynamicRows = true;
+    p.m = rowsHint;
+  }
+  // Chunks of 128 (64-wide ones measured slower on every decode shape);
+  // a K that is not a multiple ends in one partial chunk whose missing
+  // K values are masked to zero (K is a multiple of 32: each thread's part
+  // of a chunk is either all in K or all past it).
+  p.chunkK = 128;
   if (options.chunkK) {
-    if ((options.chunkK != 64 && options.chunkK != 128) ||
-        p.k % options.chunkK)
+    if (options.chunkK != 64 && options.chunkK != 128)
       return op.emitOpError() << "tiling chunk_k = " << options.chunkK
-                              << " must be 64 or 128 and divide K = " << p.k;
+                              << " must be 64 or 128";
     p.chunkK = options.chunkK;
   }
+  p.chunks = llvm::divideCeil(p.k, p.chunkK);
+  p.tail = p.k % p.chunkK != 0;
   // Rows per expert are only known at run time; a ragged product is sized
   // for its mean (matmul_ogs' decode-sized expert slices).
   const int64_t typicalRows =
       p.experts ? std::max<int64_t>(1, p.m / std::max<int64_t>(1, p.experts))
                 : p.m;
-  // More rows per warp reuse each decoded weight fragment in more mmas
-  // (the sweep behind these thresholds: docs/performance.md).
-  p.rowTiles = typicalRows <= 8    ? 1
-               : typicalRows <= 32 ? 2
-               : typicalRows < 256 ? 4
-                                   : 8;
+  p.rowTiles = rowTilesFor(typicalRows);
   // With more than 8 rows, a second column group shares each loaded (or
   // staged) activation between twice the weight; with at most 8, one
   // group (fewer registers) measured faster (docs/performance.md).
@@ -306,13 +419,14 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
                               << " must be 8, 16, 32 or 64";
     p.rowTiles = options.warpRows / 8;
   }
-  const int64_t chunks = p.k / p.chunkK;
+  const int64_t chunks = p.chunks;
   p.stage = 1;
   if (options.unroll) {
-    if (options.unroll < 0 || chunks % options.unroll)
+    if (options.unroll < 0 || chunks % options.unroll || (options.unroll > 1 && p.tail))
       return op.emitOpError()
              << "tiling unroll = " << options.unroll << " does not divide the "
-             << chunks << " K chunks of " << p.chunkK;
+             << chunks << " K chunks of " << p.chunkK
+             << (p.tail ? " (the last one partial: unroll 1 only)" : "");
     p.stage = options.unroll;
   }
   // Activations staged once per block where each warp would otherwise read
@@ -356,30 +470,25 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
   }
   const int64_t blocks =
       (llvm::divideCeil(p.n, p.blockColumns())) * p.rowGroups();
-  // Split K until `targetWarps` are busy, keeping at least two stages per
-  // warp so that the pipeline has something to overlap.
-  p.split = 1;
-  while (p.split * p.columnWarps < 8 &&
-         blocks * p.split * p.columnWarps < targetWarps &&
-         chunks % (2 * p.split * p.stage) == 0 &&
-         chunks / (2 * p.split * p.stage) >= 2)
-    p.split *= 2;
-  if (options.splitK) {
-    if (options.splitK < 0 || options.splitK > 32 ||
-        !llvm::isPowerOf2_64(options.splitK) ||
-        chunks % (options.splitK * p.stage))
-      return op.emitOpError()
-             << "tiling split_k = " << options.splitK
-             << " must be a power of two up to 32 whose product with the "
-                "unroll ("
-             << p.stage << ") divides the " << chunks << " K chunks of "
-             << p.chunkK;
-    p.split = options.splitK;
-  }
-  // Staged: at least two activation stages must fit in the budget.
+  p.split = options.splitK ? options.splitK
+                           : chooseSplit(p, stage, blocks, chip, smCount);
+  if (options.splitK &&
+      (options.splitK < 0 || options.splitK > 32 || options.splitK > chunks ||
+       ((stage || p.stage > 1) && chunks % (options.splitK * p.stage))))
+    return op.emitOpError()
+           << "tiling split_k = " << options.splitK
+           << " must be at most 32 and at most the " << chunks
+           << " K chunks of " << p.chunkK
+           << (stage || p.stage > 1
+                   ? ", and its product with the unroll (" +
+                         std::to_string(p.stage) +
+                         ") must divide them (staged or unrolled)"
+                   : "");
+  // Staged: at least two activation stages must fit in the budget (and
+  // the sets' ranges stay even).
   while (stage && !options.splitK && p.split > 1 &&
-         2 * p.activationSlotElements() * 2 > ringBudget)
-    p.split /= 2;
+         (2 * p.activationSlotElements() * 2 > ringBudget || !p.evenSplit()))
+    --p.split;
   if (p.warps() > maxWarps)
     return op.emitOpError() << "a block of " << p.warps()
                             << " warps (split K " << p.split << " x column "
@@ -415,6 +524,17 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
   } else if (options.weightStages > 1) {
     p.weightDepth = options.weightStages;
   }
+  // The rings' loops run the same steps on every warp set (their barriers):
+  // even ranges only.
+  if (p.weightDepth && !p.evenSplit()) {
+    if (options.splitK)
+      return op.emitOpError()
+             << "tiling split_k = " << options.splitK << " does not divide the "
+             << chunks << " K chunks of " << p.chunkK
+             << ", which a weight ring needs";
+    while (!p.evenSplit())
+      --p.split;
+  }
   // By default the weight goes one chunk ahead through registers: the ring
   // measured slower on every decode shape once the decode took fewer
   // registers (docs/performance.md).
@@ -422,13 +542,23 @@ static FailureOr<MatmulPlan> planMatmul(MixedMatmulStorageOp op,
     return op.emitOpError() << "tiling unroll = " << p.stage
                             << " applies without the weight ring only "
                                "(weight_stages = 1)";
-  const int64_t ringBytes =
-      p.activationDepth * activationStage + p.weightDepth * weightStage;
+  // A split chosen here gives way to the rings asked for (their slots
+  // hold every warp's chunk), keeping the ranges even.
+  auto ringsOf = [&] {
+    return p.activationDepth * p.activationSlotElements() * 2 +
+           p.weightDepth * p.weightSlotBytes();
+  };
+  while (!options.splitK && p.split > 1 && ringsOf() > ringLimit) {
+    --p.split;
+    while (p.split > 1 && !p.evenSplit())
+      --p.split;
+  }
+  const int64_t ringBytes = ringsOf();
   if (ringBytes > ringLimit)
     return op.emitOpError()
            << "rings of " << ringBytes << " bytes (activations: "
-           << p.activationDepth << " stages of " << activationStage
-           << " bytes; weights: " << p.weightDepth << " of " << weightStage
+           << p.activationDepth << " stages of " << p.activationSlotElements() * 2
+           << " bytes; weights: " << p.weightDepth << " of " << p.weightSlotBytes()
            << ") exceed the " << (ringLimit >> 10)
            << " KiB of static shared memory the kernel may use on "
            << chip.name << "; lower split_k or the stages";
@@ -448,22 +578,35 @@ public:
 
 private:
   /// The thread's weight words and scale codes of chunk `chunk` (and its
-  /// activation words, unless they are staged).
+  /// activation words, unless they are staged). With `mask` (the chunk may
+  /// be the partial last one), a thread whose K values lie past K gets
+  /// zero weights and activations and scale code 127 (1.0), read from
+  /// K = 0 instead: nothing past K is read.
   ChunkData load(Emitter &at, Value chunk, bool weight = true,
-                 bool activations = true);
+                 bool activations = true, bool mask = false);
+  /// The thread's first K value of chunk `chunk`, and with `mask` whether
+  /// it is inside K (null without).
+  std::pair<Value, Value> threadK(Emitter &at, Value chunk, bool mask);
+  /// The chunk a warp set computes at step `step` of its range: in order,
+  /// except with a partial last chunk, which every set takes first (the
+  /// last set's last chunk is the partial one): only the first step's
+  /// loads (outside the loop) then need the mask.
+  Value chunkAt(Emitter &at, Value step);
   /// Weight ring: the thread's cp.async copies of its weight bytes of chunk
-  /// `chunk` into ring slot `slot`, and its words read back.
-  void copyWeights(Emitter &at, Value chunk, Value slot);
+  /// `chunk` into ring slot `slot` (with `mask`: zero-filled past K), and
+  /// its words read back.
+  void copyWeights(Emitter &at, Value chunk, Value slot, bool mask = false);
   SmallVector<Value> readWeights(Emitter &at, Value slot);
   /// The weight column of the thread's unit `unit` (column group, half):
   /// columns past N (N % 16 == 8) read column N - 1 and are never stored.
   Value unitColumn(Emitter &at, int64_t unit);
   /// The thread's byte offset of weight unit `unit` of chunk `chunk` in the
   /// values buffer.
-  Value weightOffset(Emitter &at, Value chunk, int64_t unit);
-  /// Staged activations: the block's cp.async copies of the chunks at
-  /// `step` of every warp set into ring slot `slot`.
-  void copyActivations(Emitter &at, Value step, Value slot);
+  Value weightOffset(Emitter &at, Value kFirst, int64_t unit);
+  /// Staged activations: the block's cp.async copies of every warp set's
+  /// chunk at step `step` into ring slot `slot` (with `mask`: zero-filled
+  /// past K).
+  void copyActivations(Emitter &at, Value step, Value slot, bool mask = false);
   /// Staged activations: the thread's activation words of part `part` (16
   /// bytes of each of its rows) of ring slot `slot`, by row tile.
   SmallVector<Value> readActivations(Emitter &at, Value slot, int64_t part);
@@ -471,8 +614,8 @@ private:
                               ValueRange acc, bool folded);
   SmallVector<Value> compute(Emitter &at, const ChunkData &d,
                              SmallVector<Value> acc);
-  SmallVector<Value> emitDirectLoop(Value firstChunk);
-  SmallVector<Value> emitRingLoop(Value firstChunk);
+  SmallVector<Value> emitDirectLoop();
+  SmallVector<Value> emitRingLoop();
   void emitTile(Value tile);
 
   const MatmulPlan &p;
@@ -486,14 +629,19 @@ private:
   Value warp, lane, group, quad, firstColumn, expert, partials, ring,
       weightRing;
   Value splitWarp;                // the warp's K range (0 .. split - 1)
+  Value firstChunk, chunkCount;   // the warp set's range of K chunks
   Value columnWarp;               // the warp's columns (0 .. columnWarps - 1)
   Value thread;
   Value rowBase;                  // the expert slice's first ragged row
   Value rowCount;                 // rows in the slice (dense: M)
+  Value raggedRows, lhsRows, outRows; // the row counts (M, of lhs, of out)
   SmallVector<Value, 2> loadRow;  // per row tile: the activation row
   // Staged: per copy unit of the thread, the source row's first element,
   // the unit's ring offset (slot 0) and whether the unit exists.
-  SmallVector<Value, 4> copySource, copyDest, copyValid;
+  // A unit whose row is past the tile's rows (or skipped by the gather)
+  // copies nothing and zero-fills (copyRowValid): its clamped row would
+  // otherwise be read by every such unit, all from one L2 line.
+  SmallVector<Value, 4> copySource, copyRowValid, copyK, copyDest, copyValid;
   Value bias;
   Value currentSlot; // staged: the ring slot that products() reads
 };
@@ -516,9 +664,29 @@ Value MatmulKernelEmitter::unitColumn(Emitter &at, int64_t unit) {
       at.index(p.n - 1));
 }
 
-Value MatmulKernelEmitter::weightOffset(Emitter &at, Value chunk,
-                                        int64_t unit) {
+std::pair<Value, Value> MatmulKernelEmitter::threadK(Emitter &at, Value chunk,
+                                                    bool mask) {
   Value kFirst = at.add(at.mul(chunk, p.chunkK), at.mul(quad, p.chunkK / 4));
+  if (!mask || !p.tail)
+    return {kFirst, Value()};
+  Value inside = at.lt(kFirst, p.k);
+  return {arith::SelectOp::create(at.builder(), at.location(), inside, kFirst,
+                                  at.index(0)),
+          inside};
+}
+
+Value MatmulKernelEmitter::chunkAt(Emitter &at, Value step) {
+  if (!p.tail)
+    return at.add(firstChunk, step);
+  OpBuilder &ab = at.builder();
+  Location al = at.location();
+  Value last = arith::SubIOp::create(ab, al, chunkCount, at.index(1));
+  return at.add(firstChunk, arith::RemUIOp::create(
+                                ab, al, at.add(step, last), chunkCount));
+}
+
+Value MatmulKernelEmitter::weightOffset(Emitter &at, Value kFirst,
+                                        int64_t unit) {
   Value column = unitColumn(at, unit);
   if (p.experts)
     column = at.add(at.mul(expert, p.n), column);
@@ -526,14 +694,20 @@ Value MatmulKernelEmitter::weightOffset(Emitter &at, Value chunk,
 }
 
 ChunkData MatmulKernelEmitter::load(Emitter &at, Value chunk, bool weight,
-                                    bool activations) {
+                                    bool activations, bool mask) {
   OpBuilder &ab = at.builder();
   Location al = at.location();
   Type i8 = ab.getI8Type(), i32 = ab.getI32Type(), bf16 = ab.getBF16Type();
   ChunkData d;
   const int64_t words = p.wordsPerColumn();
   const int64_t quadK = p.chunkK / 4; // K values a thread owns per chunk
-  Value kFirst = at.add(at.mul(chunk, p.chunkK), at.mul(quad, quadK));
+  Value kFirst, inside;
+  std::tie(kFirst, inside) = threadK(at, chunk, mask);
+  auto masked = [&](Value v, int32_t otherwise) -> Value {
+    if (!inside)
+      return v;
+    return arith::SelectOp::create(ab, al, inside, v, at.i32(otherwise));
+  };
   SmallVector<int64_t> scaleShape = rhs.getScaleShape();
   LayoutAttrInterface scaleLayout = rhs.getScaleLayout();
   Value block = at.div(kFirst, 32);
@@ -541,20 +715,22 @@ ChunkData MatmulKernelEmitter::load(Emitter &at, Value chunk, bool weight,
     if (weight) {
       Value bytes = vector::LoadOp::create(
           ab, al, VectorType::get({4 * words}, i8), values,
-          ValueRange{weightOffset(at, chunk, unit)}, false,
+          ValueRange{weightOffset(at, kFirst, unit)}, false,
           llvm::MaybeAlign(4 * words));
       Value w = vector::BitCastOp::create(
           ab, al, VectorType::get({words}, i32), bytes);
       for (int64_t i = 0; i < words; ++i)
-        d.weight.push_back(vector::ExtractOp::create(ab, al, w, i));
+        d.weight.push_back(
+            masked(vector::ExtractOp::create(ab, al, w, i), 0));
     }
     Value column = unitColumn(at, unit);
     SmallVector<Value, 3> index;
     if (p.experts)
       index.push_back(expert);
     index.append({block, column});
-    d.scale.push_back(
-        scaleLayout.emitLoadElement(ab, al, scales, scaleShape, 8, index));
+    d.scale.push_back(masked(
+        scaleLayout.emitLoadElement(ab, al, scales, scaleShape, 8, index),
+        127));
   }
   for (int64_t rt = 0; rt < p.rowTiles && activations && !p.activationDepth;
        ++rt) {
@@ -565,7 +741,8 @@ ChunkData MatmulKernelEmitter::load(Emitter &at, Value chunk, bool weight,
                                        false, llvm::MaybeAlign(16));
       Value w = vector::BitCastOp::create(ab, al, VectorType::get({4}, i32), v);
       for (int64_t i = 0; i < 4; ++i)
-        d.activation.push_back(vector::ExtractOp::create(ab, al, w, i));
+        d.activation.push_back(
+            masked(vector::ExtractOp::create(ab, al, w, i), 0));
     }
   }
   return d;
@@ -596,17 +773,29 @@ static Value weightRingOffset(Emitter &at, const MatmulPlan &p, Value slot,
                 p.weightUnitBytes());
 }
 
-void MatmulKernelEmitter::copyWeights(Emitter &at, Value chunk, Value slot) {
+/// cp.async's source size: `bytes`, or 0 (the destination zero-filled)
+/// where `inside` is false; none without a mask.
+static Value copySize(Emitter &at, Value inside, int64_t bytes) {
+  if (!inside)
+    return Value();
+  return arith::SelectOp::create(at.builder(), at.location(), inside,
+                                 at.i32(static_cast<int32_t>(bytes)),
+                                 at.i32(0));
+}
+
+void MatmulKernelEmitter::copyWeights(Emitter &at, Value chunk, Value slot,
+                                      bool mask) {
+  auto [kFirst, inside] = threadK(at, chunk, mask);
   for (int64_t unit = 0; unit < p.weightUnits(); ++unit)
     NVVM::CpAsyncOp::create(
         at.builder(), at.location(),
         pointerTo(at, weightRing, weightRingOffset(at, p, slot, unit, thread),
                   1, 3),
-        pointerTo(at, values, weightOffset(at, chunk, unit), 1, 1),
+        pointerTo(at, values, weightOffset(at, kFirst, unit), 1, 1),
         p.weightUnitBytes(),
         p.weightUnitBytes() == 16 ? NVVM::LoadCacheModifierKind::CG
                                   : NVVM::LoadCacheModifierKind::CA,
-        Value());
+        copySize(at, inside, p.weightUnitBytes()));
 }
 
 SmallVector<Value> MatmulKernelEmitter::readWeights(Emitter &at, Value slot) {
@@ -628,19 +817,32 @@ SmallVector<Value> MatmulKernelEmitter::readWeights(Emitter &at, Value slot) {
 }
 
 void MatmulKernelEmitter::copyActivations(Emitter &at, Value step,
-                                          Value slot) {
+                                          Value slot, bool mask) {
   OpBuilder &ab = at.builder();
   Location al = at.location();
   const int64_t slotElements = p.activationSlotElements();
+  // The sets' ranges are even here: the chunk offset within a set's range.
+  Value relative = p.tail ? at.rem(at.add(step, p.chunksPerWarp() - 1),
+                                   p.chunksPerWarp())
+                          : step;
   for (size_t u = 0; u < copySource.size(); ++u) {
-    // copySource[u] already holds the unit's warp set's first chunk.
+    // copyK[u] holds the unit's first K in its warp set's first chunk;
+    // copySource[u] its row's first element.
     auto copy = [&](OpBuilder &cb, Location cl) {
       Emitter ce(cb, cl);
-      Value source = ce.add(copySource[u], ce.mul(step, p.chunkK));
+      Value k = ce.add(copyK[u], ce.mul(relative, p.chunkK));
+      Value inside = copyRowValid[u];
+      if (mask && p.tail) {
+        Value inK = ce.lt(k, p.k);
+        k = arith::SelectOp::create(cb, cl, inK, k, ce.index(0));
+        inside = ce.andI1(inside, inK);
+      }
+      Value source = ce.add(copySource[u], k);
       Value dest = ce.add(copyDest[u], ce.mul(slot, slotElements));
       NVVM::CpAsyncOp::create(cb, cl, pointerTo(ce, ring, dest, 2, 3),
                               pointerTo(ce, lhs, source, 2, 1), 16,
-                              NVVM::LoadCacheModifierKind::CG, Value());
+                              NVVM::LoadCacheModifierKind::CG,
+                              copySize(ce, inside, 16));
     };
     if (copyValid[u]) {
       auto guarded = scf::IfOp::create(ab, al, copyValid[u], false);
@@ -778,34 +980,42 @@ SmallVector<Value> MatmulKernelEmitter::compute(Emitter &at, const ChunkData &d,
 
 /// The ragged row `r` of the tile (`tileRow` rows past `rowBase`) mapped
 /// through `indices` (a gather or scatter; none: the ragged row itself),
-/// and whether it is in the slice and in [0, bound).
+/// and whether it is in the slice and in [0, bound). `raggedRows` and
+/// `bound` are at least 1 (no kernel runs otherwise).
 static std::pair<Value, Value> mapRow(Emitter &e, Value rowBase, Value rowCount,
                                       Value tileRow, Value indices,
-                                      int64_t raggedRows, int64_t bound) {
+                                      Value raggedRows, Value bound) {
   OpBuilder &b = e.builder();
   Location loc = e.location();
-  Value inSlice = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        tileRow, rowCount);
+  auto below = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  };
+  auto last = [&](Value extent) {
+    return arith::SubIOp::create(b, loc, extent, e.index(1));
+  };
+  Value inSlice = below(tileRow, rowCount);
   Value ragged = e.add(rowBase, tileRow);
-  Value valid = e.andI1(inSlice, e.lt(ragged, raggedRows));
-  Value safe = arith::MinUIOp::create(b, loc, ragged, e.index(raggedRows - 1));
+  Value valid = e.andI1(inSlice, below(ragged, raggedRows));
+  Value safe = arith::MinUIOp::create(b, loc, ragged, last(raggedRows));
   if (!indices)
     return {safe, valid};
   Value mapped = e.toIndex(memref::LoadOp::create(b, loc, indices, safe));
   // An index outside [0, bound) (unsigned: negatives too) is not followed.
-  valid = e.andI1(valid, e.lt(mapped, bound));
-  return {arith::MinUIOp::create(b, loc, mapped, e.index(bound - 1)), valid};
+  valid = e.andI1(valid, below(mapped, bound));
+  return {arith::MinUIOp::create(b, loc, mapped, last(bound)), valid};
 }
 
-SmallVector<Value> MatmulKernelEmitter::emitDirectLoop(Value firstChunk) {
-  const int64_t chunksPerWarp = p.chunksPerWarp();
-  const int64_t stages = chunksPerWarp / p.stage;
+SmallVector<Value> MatmulKernelEmitter::emitDirectLoop() {
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   SmallVector<Value> acc(p.accumulators(), zero);
-  auto loadStage = [&](Emitter &at, Value stageFirst) {
+  // The chunks of steps `firstStep` .. + stage - 1; only the first step's
+  // chunk (loaded before the loop) may be the partial one.
+  auto loadStage = [&](Emitter &at, Value firstStep, bool mask) {
     SmallVector<Value> all;
     for (int64_t u = 0; u < p.stage; ++u)
-      all.append(load(at, at.add(stageFirst, u)).flatten());
+      all.append(load(at, chunkAt(at, at.add(firstStep, u)), true, true,
+                      mask && u == 0)
+                     .flatten());
     return all;
   };
   auto computeStage = [&](Emitter &at, ValueRange all,
@@ -818,17 +1028,20 @@ SmallVector<Value> MatmulKernelEmitter::emitDirectLoop(Value firstChunk) {
     return running;
   };
   // Prologue: the first stage's loads. Loop: the next stage's loads, then
-  // this stage's products. Epilogue: the last stage's products.
-  SmallVector<Value> first = loadStage(e, firstChunk);
+  // this stage's products. Epilogue: the last stage's products. (Unrolled
+  // stages only on even ranges: chunkCount / stage stages.)
+  SmallVector<Value> first = loadStage(e, e.index(0), /*mask=*/true);
   SmallVector<Value> carried(acc);
   carried.append(first);
   const int64_t accumulators = p.accumulators();
+  Value stages = p.stage == 1 ? chunkCount : e.div(chunkCount, p.stage);
   auto loop = scf::ForOp::create(
-      b, loc, e.index(0), e.index(stages - 1), e.index(1), carried,
+      b, loc, e.index(0), arith::SubIOp::create(b, loc, stages, e.index(1)),
+      e.index(1), carried,
       [&](OpBuilder &lb, Location ll, Value s, ValueRange args) {
         Emitter body(lb, ll);
-        Value next = body.add(firstChunk, body.mul(body.add(s, 1), p.stage));
-        SmallVector<Value> loaded = loadStage(body, next);
+        SmallVector<Value> loaded =
+            loadStage(body, body.mul(body.add(s, 1), p.stage), false);
         SmallVector<Value> running(args.take_front(accumulators));
         running = computeStage(body, args.drop_front(accumulators), running);
         running.append(loaded);
@@ -840,7 +1053,8 @@ SmallVector<Value> MatmulKernelEmitter::emitDirectLoop(Value firstChunk) {
       SmallVector<Value>(ValueRange(results).take_front(accumulators)));
 }
 
-SmallVector<Value> MatmulKernelEmitter::emitRingLoop(Value firstChunk) {
+SmallVector<Value> MatmulKernelEmitter::emitRingLoop() {
+  // Rings need even ranges (the planner's check): the count is static.
   const int64_t chunksPerWarp = p.chunksPerWarp();
   const int64_t depth = p.ringDepth();
   const bool weightRinged = p.weightDepth > 0;
@@ -850,18 +1064,20 @@ SmallVector<Value> MatmulKernelEmitter::emitRingLoop(Value firstChunk) {
   // scales go as far ahead as the weight ring so that their latency hides
   // as well; unringed weights only one step (their registers).
   const int64_t ahead = weightRinged ? depth - 1 : 1;
-  auto registerEntry = [&](Emitter &at, Value step) {
-    Value chunk = at.add(
-        firstChunk, arith::MinUIOp::create(at.builder(), at.location(), step,
-                                           at.index(chunksPerWarp - 1)));
-    return load(at, chunk, /*weight=*/!weightRinged, /*activations=*/false)
+  // Only step 0's chunk may be the partial one (`mask`).
+  auto registerEntry = [&](Emitter &at, Value step, bool mask) {
+    Value chunk = chunkAt(
+        at, arith::MinUIOp::create(at.builder(), at.location(), step,
+                                   at.index(chunksPerWarp - 1)));
+    return load(at, chunk, /*weight=*/!weightRinged, /*activations=*/false,
+                mask)
         .flatten();
   };
-  auto issueCopies = [&](Emitter &at, Value step, Value slot) {
+  auto issueCopies = [&](Emitter &at, Value step, Value slot, bool mask) {
     if (activationsRinged)
-      copyActivations(at, step, slot);
+      copyActivations(at, step, slot, mask);
     if (weightRinged)
-      copyWeights(at, at.add(firstChunk, step), slot);
+      copyWeights(at, chunkAt(at, step), slot, mask);
   };
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   SmallVector<Value> carried(p.accumulators(), zero);
@@ -871,12 +1087,12 @@ SmallVector<Value> MatmulKernelEmitter::emitRingLoop(Value firstChunk) {
   // first `ahead` steps.
   for (int64_t step = 0; step + 1 < depth; ++step) {
     if (step < chunksPerWarp)
-      issueCopies(e, e.index(step), e.index(step));
+      issueCopies(e, e.index(step), e.index(step), step == 0);
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
   }
   int64_t entrySize = 0;
   for (int64_t step = 0; step < ahead; ++step) {
-    SmallVector<Value> entry = registerEntry(e, e.index(step));
+    SmallVector<Value> entry = registerEntry(e, e.index(step), step == 0);
     entrySize = static_cast<int64_t>(entry.size());
     carried.append(entry);
   }
@@ -900,12 +1116,13 @@ SmallVector<Value> MatmulKernelEmitter::emitRingLoop(Value firstChunk) {
           OpBuilder::InsertionGuard guard(lb);
           lb.setInsertionPointToStart(&issue.getThenRegion().front());
           Emitter inIssue(lb, ll);
-          issueCopies(inIssue, next, inIssue.rem(next, depth));
+          issueCopies(inIssue, next, inIssue.rem(next, depth), false);
         }
         NVVM::CpAsyncCommitGroupOp::create(lb, ll);
         // The entry `ahead` steps on (past the end: the last step's again,
         // an L1 hit, and no branch in the loop).
-        SmallVector<Value> entry = registerEntry(body, body.add(s, ahead));
+        SmallVector<Value> entry =
+            registerEntry(body, body.add(s, ahead), false);
         ValueRange entries = args.drop_front(accumulators);
         ChunkData current = ChunkData::unflatten(
             p, entries.take_front(entrySize), /*withWeight=*/!weightRinged);
@@ -916,7 +1133,8 @@ SmallVector<Value> MatmulKernelEmitter::emitRingLoop(Value firstChunk) {
           currentSlot = slot;
         else
           current.activation =
-              load(body, body.add(firstChunk, s), false, true).activation;
+              load(body, chunkAt(body, s), false, true, /*mask=*/true)
+                  .activation;
         SmallVector<Value> running = compute(
             body, current, SmallVector<Value>(args.take_front(accumulators)));
         running.append(entries.drop_front(entrySize).begin(),
@@ -928,19 +1146,27 @@ SmallVector<Value> MatmulKernelEmitter::emitRingLoop(Value firstChunk) {
 }
 
 void MatmulKernelEmitter::emitTile(Value tile) {
-  const int64_t chunksPerWarp = p.chunksPerWarp();
   Value tileFirstRow = e.mul(tile, p.warpRows());
   // Per row tile: the activation row of this thread's B column g.
   loadRow.clear();
   for (int64_t rt = 0; rt < p.rowTiles; ++rt)
     loadRow.push_back(mapRow(e, rowBase, rowCount,
                              e.add(tileFirstRow, e.add(group, 8 * rt)),
-                             gatherIdx, p.m, p.lhsRows)
+                             gatherIdx, raggedRows, lhsRows)
                           .first);
-  Value firstChunk = e.mul(splitWarp, chunksPerWarp);
+  // The warp set's chunks: [s C / S, (s + 1) C / S), C chunks over S sets
+  // (ranges differ by at most one chunk; static where they are even).
+  if (p.evenSplit()) {
+    firstChunk = e.mul(splitWarp, p.chunksPerWarp());
+    chunkCount = e.index(p.chunksPerWarp());
+  } else {
+    firstChunk = e.div(e.mul(splitWarp, p.chunks), p.split);
+    Value end = e.div(e.mul(e.add(splitWarp, 1), p.chunks), p.split);
+    chunkCount = arith::SubIOp::create(b, loc, end, firstChunk);
+  }
   SmallVector<Value> sums;
   if (!p.activationDepth && !p.weightDepth) {
-    sums = emitDirectLoop(firstChunk);
+    sums = emitDirectLoop();
   } else {
     // The thread's copy units: 16 bytes of one row of one warp set's chunk.
     const int64_t perRow = p.chunkK / 8;
@@ -948,6 +1174,8 @@ void MatmulKernelEmitter::emitTile(Value tile) {
         p.activationDepth ? p.split * p.warpRows() * perRow : 0;
     const int64_t threads = 32 * p.warps();
     copySource.clear();
+    copyRowValid.clear();
+    copyK.clear();
     copyDest.clear();
     copyValid.clear();
     for (int64_t i = 0; i * threads < units; ++i) {
@@ -955,19 +1183,20 @@ void MatmulKernelEmitter::emitTile(Value tile) {
       Value part = e.rem(unit, perRow);
       Value row = e.rem(e.div(unit, perRow), p.warpRows());
       Value set = e.div(unit, perRow * p.warpRows());
-      Value source = mapRow(e, rowBase, rowCount, e.add(tileFirstRow, row),
-                            gatherIdx, p.m, p.lhsRows)
-                         .first;
-      copySource.push_back(e.add(
-          e.mul(source, p.k),
-          e.add(e.mul(set, chunksPerWarp * p.chunkK), e.mul(part, 8))));
+      auto [source, rowValid] =
+          mapRow(e, rowBase, rowCount, e.add(tileFirstRow, row), gatherIdx,
+                 raggedRows, lhsRows);
+      copySource.push_back(e.mul(source, p.k));
+      copyRowValid.push_back(rowValid);
+      copyK.push_back(
+          e.add(e.mul(set, p.chunksPerWarp() * p.chunkK), e.mul(part, 8)));
       copyDest.push_back(e.add(
           e.mul(e.add(e.mul(set, p.warpRows()), row), p.chunkK),
           e.mul(activationChunk(e, part, row), 8)));
       copyValid.push_back((i + 1) * threads <= units ? Value()
                                                      : e.lt(unit, units));
     }
-    sums = emitRingLoop(firstChunk);
+    sums = emitRingLoop();
   }
   const int64_t accumulators = p.accumulators();
 
@@ -1009,7 +1238,7 @@ void MatmulKernelEmitter::emitTile(Value tile) {
           Value tileRow = e.add(tileFirstRow,
                                 e.add(e.mul(quad, 2), 8 * rt + i % 2));
           auto [row, rowValid] = mapRow(e, rowBase, rowCount, tileRow,
-                                        scatterIdx, p.m, p.outRows);
+                                        scatterIdx, raggedRows, outRows);
           Value column = e.add(firstColumn, e.add(group, 16 * cg + 8 * (i / 2)));
           Value value = arith::MulFOp::create(b, loc, total, globalScale);
           if (value.getType() != outElement)
@@ -1049,6 +1278,15 @@ void MatmulKernelEmitter::emit(gpu::GPUFuncOp function, Value partialsBuffer,
     gatherIdx = entry.getArgument(next++);
   if (p.scatter)
     scatterIdx = entry.getArgument(next++);
+  if (p.dynamicRows) {
+    raggedRows = entry.getArgument(next++);
+    lhsRows = entry.getArgument(next++);
+    outRows = entry.getArgument(next++);
+  } else {
+    raggedRows = e.index(p.m);
+    lhsRows = e.index(p.lhsRows);
+    outRows = e.index(p.outRows);
+  }
 
   thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   lane = e.rem(thread, 32);
@@ -1069,7 +1307,7 @@ void MatmulKernelEmitter::emit(gpu::GPUFuncOp function, Value partialsBuffer,
   if (!p.experts) {
     // Dense: one tile per block row.
     rowBase = e.index(0);
-    rowCount = e.index(p.m);
+    rowCount = raggedRows;
     emitTile(blockM);
     return;
   }
@@ -1089,58 +1327,22 @@ void MatmulKernelEmitter::emit(gpu::GPUFuncOp function, Value partialsBuffer,
   emitTile(tileLoop.getInductionVar());
 }
 
-LogicalResult mlir::microscale::outlineMixedMatmul(
-    MixedMatmulStorageOp op, gpu::GPUModuleOp kernels, unsigned index,
-    const nvvm::NVIDIAChip &chip, int64_t smCount,
-    const MixedMatmulOptions &options) {
-  if (failed(checkSupported(op)))
-    return failure();
-  if (!chip.hasCpAsync)
-    return op.emitOpError() << "the mixed_matmul kernel needs cp.async and "
-                               "bf16 mma.sync (sm_80 and newer); "
-                            << chip.name << " has neither";
-  FailureOr<MatmulPlan> planned =
-      planMatmul(op, options, chip, smCount ? smCount : chip.defaultSMCount);
-  if (failed(planned))
-    return failure();
-  const MatmulPlan &p = *planned;
-  QTensorType rhs = op.getRhsType();
-  // Nothing to compute (no rows, no experts), or nothing a row could read
-  // or write: no kernel, no launch.
-  if (p.m == 0 || p.lhsRows == 0 || p.outRows == 0 ||
-      (rhs.getRank() == 3 && p.experts == 0)) {
-    op.erase();
-    return success();
-  }
-
+/// The kernel of plan `p` for `op`, named `name`, in `kernels`.
+static gpu::GPUFuncOp buildMatmulKernel(MixedMatmulStorageOp op,
+                                        const MatmulPlan &p,
+                                        gpu::GPUModuleOp kernels,
+                                        StringRef name,
+                                        const MixedMatmulOptions &options,
+                                        ArrayRef<Type> argTypes) {
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
   Type i8 = IntegerType::get(context, 8);
   Type bf16 = BFloat16Type::get(context), f32 = Float32Type::get(context);
-  Type outElement = cast<MemRefType>(op.getOut().getType()).getElementType();
-  SmallVector<Type> argTypes = {
-      MemRefType::get({p.lhsRows * p.k}, bf16),
-      MemRefType::get({ShapedType::getNumElements(rhs.getValueStorageShape())},
-                      i8),
-      MemRefType::get({ShapedType::getNumElements(rhs.getScaleStorageShape())},
-                      i8),
-      MemRefType::get({p.outRows * p.n}, outElement), f32};
-  SmallVector<Value> indexOperands;
-  if (p.experts)
-    indexOperands.append({op.getExpertOffsets(), op.getExpertCounts()});
-  if (p.gather)
-    indexOperands.push_back(op.getGatherIndices());
-  if (p.scatter)
-    indexOperands.push_back(op.getScatterIndices());
-  for (Value operand : indexOperands)
-    argTypes.push_back(operand.getType());
-
-  const int64_t threads = 32 * p.warps();
   KernelSignature signature;
-  signature.name = ("mixed_matmul_" + Twine(index)).str();
-  signature.arguments = argTypes;
+  signature.name = name.str();
+  signature.arguments.assign(argTypes.begin(), argTypes.end());
   signature.noAliasBuffers = 4;
-  signature.blockSize = static_cast<int32_t>(threads);
+  signature.blockSize = static_cast<int32_t>(32 * p.warps());
   gpu::GPUFuncOp function = buildKernelFunction(kernels, loc, signature);
   OpBuilder builder(context);
   if (options.maxRegisters)
@@ -1162,14 +1364,146 @@ LogicalResult mlir::microscale::outlineMixedMatmul(
     ring = addRing(getSharedMemRefType({p.ringElements()}, bf16));
   if (p.weightDepth)
     weightRing = addRing(getSharedMemRefType({p.weightRingBytes()}, i8));
-  MatmulKernelEmitter(p, rhs, builder, loc)
+  MatmulKernelEmitter(p, op.getRhsType(), builder, loc)
       .emit(function, partials, ring, weightRing);
   builder.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(builder, loc);
+  return function;
+}
 
-  // The launch: (column strips, row tiles or one for each expert's tile
-  // walk, experts) of `split` warps.
-  builder.setInsertionPoint(op);
+/// Blocks along the rows for `rows` ragged rows (dense: M): one per warp's
+/// rows; ragged, blocks for twice the mean rows per expert, so that the
+/// second tile of a larger-than-average expert runs beside its first (its
+/// weight then comes from L2) instead of after it; the tile walk covers
+/// the rest.
+static Value rowBlocks(Emitter &host, const MatmulPlan &p, Value rows) {
+  OpBuilder &b = host.builder();
+  Location loc = host.location();
+  if (!p.dynamicRows)
+    return host.index(
+        p.experts ? std::max<int64_t>(1, (2 * p.m / p.experts +
+                                          p.warpRows() - 1) /
+                                             p.warpRows())
+                  : llvm::divideCeil(p.m, p.warpRows()));
+  Value perRows = rows;
+  if (p.experts)
+    perRows = host.div(host.mul(rows, 2), p.experts);
+  Value blocks = host.div(host.add(perRows, p.warpRows() - 1), p.warpRows());
+  if (p.experts)
+    blocks = arith::MaxUIOp::create(b, loc, blocks, host.index(1));
+  return blocks;
+}
+
+LogicalResult mlir::microscale::outlineMixedMatmul(
+    MixedMatmulStorageOp op, gpu::GPUModuleOp kernels, unsigned index,
+    const nvvm::NVIDIAChip &chip, int64_t smCount,
+    const MixedMatmulOptions &options) {
+  if (failed(checkSupported(op)))
+    return failure();
+  if (!chip.hasCpAsync)
+    return op.emitOpError() << "the mixed_matmul kernel needs cp.async and "
+                               "bf16 mma.sync (sm_80 and newer); "
+                            << chip.name << " has neither";
+  const int64_t sms = smCount ? smCount : chip.defaultSMCount;
+  FailureOr<MatmulPlan> planned = planMatmul(op, options, chip, sms);
+  if (failed(planned))
+    return failure();
+  if (planned->dynamicRows)
+    for (Value buffer : {op.getLhs(), op.getOut()})
+      if (!cast<MemRefType>(buffer.getType()).getLayout().isIdentity())
+        return op.emitOpError()
+               << "NVIDIA lowering with rows known at run time needs "
+                  "row-major lhs and out buffers (identity layout), got "
+               << buffer.getType();
+  QTensorType rhs = op.getRhsType();
+  const MatmulPlan &first = *planned;
+  // Nothing to compute (no experts, or statically no rows), or nothing a
+  // row could read or write: no kernel, no launch.
+  if ((rhs.getRank() == 3 && first.experts == 0) ||
+      (!first.dynamicRows &&
+       (first.m == 0 || first.lhsRows == 0 || first.outRows == 0))) {
+    op.erase();
+    return success();
+  }
+  // Rows known at run time: one kernel per rows-per-warp variant (each
+  // planned for the typical rows of its range), chosen by the host code
+  // from the rows at run time; an explicit warp_rows leaves one.
+  SmallVector<MatmulPlan> plans;
+  SmallVector<int64_t> limits; // variant i: typical rows <= limits[i]
+  if (!first.dynamicRows || options.warpRows) {
+    plans.push_back(first);
+  } else {
+    const int64_t perExpert = std::max<int64_t>(1, first.experts);
+    // Each variant is planned (split, staging) for rows typical of its
+    // range's decode end: 8, 16 and 64 rows, and 4096 past 255.
+    static constexpr int64_t kPlanRows[] = {8, 16, 64, 4096};
+    static_assert(std::size(kPlanRows) == std::size(kRowTileLimits) + 1);
+    for (size_t i = 0; i < std::size(kPlanRows); ++i) {
+      FailureOr<MatmulPlan> variant =
+          planMatmul(op, options, chip, sms, kPlanRows[i] * perExpert);
+      if (failed(variant))
+        return failure();
+      plans.push_back(*variant);
+      if (i < std::size(kRowTileLimits))
+        limits.push_back(kRowTileLimits[i]);
+    }
+  }
+
+  MLIRContext *context = op.getContext();
+  Location loc = op.getLoc();
+  Type i8 = IntegerType::get(context, 8);
+  Type bf16 = BFloat16Type::get(context), f32 = Float32Type::get(context);
+  Type outElement = cast<MemRefType>(op.getOut().getType()).getElementType();
+  // Kernels take static-shaped buffers (the bare-pointer convention of
+  // the NVVM pipeline): a buffer of rows known at run time only is passed
+  // as one of kDynamicRowsBound elements, a bound that no device memory
+  // reaches and that nothing in the kernel reads (its rows come as
+  // arguments).
+  constexpr int64_t kDynamicRowsBound = int64_t(1) << 40;
+  auto flatType = [&](int64_t rows, int64_t columns, Type element) {
+    return MemRefType::get({ShapedType::isDynamic(rows) ? kDynamicRowsBound
+                                                        : rows * columns},
+                           element);
+  };
+  SmallVector<Type> argTypes = {
+      flatType(first.dynamicRows ? ShapedType::kDynamic : first.lhsRows,
+               first.k, bf16),
+      MemRefType::get({ShapedType::getNumElements(rhs.getValueStorageShape())},
+                      i8),
+      MemRefType::get({ShapedType::getNumElements(rhs.getScaleStorageShape())},
+                      i8),
+      flatType(first.dynamicRows ? ShapedType::kDynamic : first.outRows,
+               first.n, outElement),
+      f32};
+  SmallVector<Value> indexOperands;
+  if (first.experts)
+    indexOperands.append({op.getExpertOffsets(), op.getExpertCounts()});
+  if (first.gather)
+    indexOperands.push_back(op.getGatherIndices());
+  if (first.scatter)
+    indexOperands.push_back(op.getScatterIndices());
+  for (Value operand : indexOperands) {
+    auto type = cast<MemRefType>(operand.getType());
+    argTypes.push_back(type.isDynamicDim(0)
+                           ? flatType(ShapedType::kDynamic, 1,
+                                      type.getElementType())
+                           : type);
+  }
+  if (first.dynamicRows)
+    argTypes.append(3, IndexType::get(context));
+
+  SmallVector<gpu::GPUFuncOp> functions;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    std::string name = ("mixed_matmul_" + Twine(index)).str();
+    if (plans.size() > 1)
+      name += ("_rows" + Twine(plans[i].warpRows())).str();
+    functions.push_back(
+        buildMatmulKernel(op, plans[i], kernels, name, options, argTypes));
+  }
+
+  // The launches: (column strips, row blocks or one for each expert's tile
+  // walk, experts) of the plan's warps.
+  OpBuilder builder(op);
   Emitter host(builder, loc);
   auto flat = [&](Value buffer, Type type) -> Value {
     auto memref = cast<MemRefType>(buffer.getType());
@@ -1177,31 +1511,89 @@ LogicalResult mlir::microscale::outlineMixedMatmul(
     if (memref.getRank() == 2)
       result = memref::CollapseShapeOp::create(
           builder, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
-    if (result.getType() != type)
+    if (cast<MemRefType>(result.getType()).isDynamicDim(0))
+      result = memref::ReinterpretCastOp::create(
+          builder, loc, cast<MemRefType>(type), result, /*offset=*/0,
+          /*sizes=*/ArrayRef<int64_t>{cast<MemRefType>(type).getShape()[0]},
+          /*strides=*/ArrayRef<int64_t>{1});
+    else if (result.getType() != type)
       result = memref::CastOp::create(builder, loc, type, result);
     return result;
   };
-  // Ragged: blocks for twice the mean rows per expert, so that the second
-  // tile of a larger-than-average expert runs beside its first (its weight
-  // then comes from L2) instead of after it; the tile walk covers the rest.
-  const int64_t rowBlocks =
-      p.experts
-          ? std::max<int64_t>(1, (2 * p.m / p.experts + p.warpRows() - 1) /
-                                     p.warpRows())
-          : llvm::divideCeil(p.m, p.warpRows());
   SmallVector<Value> operands = {flat(op.getLhs(), argTypes[0]),
                                  flat(op.getRhsValues(), argTypes[1]),
                                  flat(op.getRhsScales(), argTypes[2]),
                                  flat(op.getOut(), argTypes[3]),
                                  op.getRhsGlobalScale()};
-  operands.append(indexOperands);
-  gpu::LaunchFuncOp::create(
-      builder, loc, function,
-      gpu::KernelDim3{
-          host.index(llvm::divideCeil(p.n, p.blockColumns())),
-          host.index(rowBlocks), host.index(p.experts ? p.experts : 1)},
-      gpu::KernelDim3{host.index(threads), host.index(1), host.index(1)},
-      Value(), operands);
+  for (auto [i, operand] : llvm::enumerate(indexOperands))
+    operands.push_back(flat(operand, argTypes[5 + i]));
+  auto extent = [&](Value buffer) -> Value {
+    return memref::DimOp::create(builder, loc, buffer, 0);
+  };
+  Value rows;
+  if (first.dynamicRows) {
+    rows = extent(first.gather    ? op.getGatherIndices()
+                  : first.scatter ? op.getScatterIndices()
+                                  : op.getLhs());
+    operands.append({rows, extent(op.getLhs()), extent(op.getOut())});
+  } else {
+    rows = host.index(first.m);
+  }
+  auto launch = [&](OpBuilder &lb, Location ll, size_t i) {
+    Emitter at(lb, ll);
+    const MatmulPlan &p = plans[i];
+    gpu::LaunchFuncOp::create(
+        lb, ll, functions[i],
+        gpu::KernelDim3{at.index(llvm::divideCeil(p.n, p.blockColumns())),
+                        rowBlocks(at, p, rows),
+                        at.index(p.experts ? p.experts : 1)},
+        gpu::KernelDim3{at.index(32 * p.warps()), at.index(1), at.index(1)},
+        Value(), operands);
+  };
+  if (!first.dynamicRows) {
+    launch(builder, loc, 0);
+    op.erase();
+    return success();
+  }
+  // No launch without rows to read or write (a grid of 0 blocks is a
+  // launch error); otherwise the variant of the typical rows per expert.
+  Value any = host.andI1(
+      host.andI1(arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
+                                       rows, host.index(0)),
+                 arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
+                                       operands[operands.size() - 2],
+                                       host.index(0))),
+      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
+                            operands.back(), host.index(0)));
+  auto guard = scf::IfOp::create(builder, loc, any, /*withElseRegion=*/false);
+  builder.setInsertionPointToStart(&guard.getThenRegion().front());
+  if (plans.size() == 1) {
+    launch(builder, loc, 0);
+  } else {
+    Value typical =
+        first.experts ? host.div(rows, first.experts) : rows;
+    Value variant = host.index(0);
+    for (int64_t limit : limits)
+      variant = host.add(
+          variant, arith::IndexCastUIOp::create(
+                       builder, loc, builder.getIndexType(),
+                       arith::CmpIOp::create(builder, loc,
+                                             arith::CmpIPredicate::ugt,
+                                             typical, host.index(limit))));
+    SmallVector<int64_t> cases;
+    for (size_t i = 1; i < plans.size(); ++i)
+      cases.push_back(static_cast<int64_t>(i));
+    auto select = scf::IndexSwitchOp::create(builder, loc, TypeRange{},
+                                             variant, cases, cases.size());
+    for (size_t i = 0; i < plans.size(); ++i) {
+      Region &region =
+          i == 0 ? select.getDefaultRegion() : select.getCaseRegions()[i - 1];
+      Block *block = builder.createBlock(&region);
+      builder.setInsertionPointToStart(block);
+      launch(builder, loc, i);
+      scf::YieldOp::create(builder, loc);
+    }
+  }
   op.erase();
   return success();
 }

@@ -23,6 +23,10 @@ void mlir::microscale::buildMicroscaleNVVMOutlinePipeline(
   MicroscaleNVVMOutlineDequantizeOptions dequantize;
   dequantize.chip = chip.str();
   pm.addPass(createMicroscaleNVVMOutlineDequantize(dequantize));
+  // Before the mixed matmul, which reports every scaled_matmul left.
+  MicroscaleNVVMOutlineScaledMatmulOptions scaled;
+  scaled.chip = chip.str();
+  pm.addPass(createMicroscaleNVVMOutlineScaledMatmul(scaled));
   MicroscaleNVVMOutlineMatmulOptions matmul;
   matmul.chip = chip.str();
   matmul.smCount = smCount;

@@ -20,10 +20,11 @@
 // BF16X2: error: 'microscale.dequantize_storage' op the Hopper dequantization kernel needs bf16x2 arithmetic (mul.rn.bf16x2, sm_90 and newer); sm_80 has none
 //
 // The grid of the matmul follows the SM count it is planned for: with
-// fewer SMs, fewer warps split K (4 per block on one SM, against 8).
+// fewer SMs, fewer warps split K (4 per block on one SM, against 16: two
+// K chunks each of the 32).
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s --check-prefix=SMS
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels='sm-count=1' | FileCheck %s --check-prefix=FEW
-// SMS: gpu.launch_func @microscale_kernels::@mixed_matmul_2 blocks in (%c4, {{.*}} threads in (%c256
+// SMS: gpu.launch_func @microscale_kernels::@mixed_matmul_2 blocks in (%c4, {{.*}} threads in (%c512
 // FEW: gpu.launch_func @microscale_kernels::@mixed_matmul_2 blocks in (%c4, {{.*}} threads in (%c128
 //
 // microscale-nvvm-set-tiling writes only the options it is given, each to

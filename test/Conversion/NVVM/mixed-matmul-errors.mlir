@@ -28,10 +28,10 @@ func.func @nvfp4(%a: memref<2x64xbf16>, %v: memref<512xi8>, %s: memref<64xi8>, %
 
 // -----
 
-!w = !microscale.qtensor<96x16, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>
-func.func @ragged_k(%a: memref<2x96xbf16>, %v: memref<768xi8>, %s: memref<48xi8>, %g: f32, %o: memref<2x16xbf16>) {
-  // expected-error @+1 {{NVIDIA lowering needs K a positive multiple of 64 and N of 8, got K = 96, N = 16}}
-  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<2x96xbf16>, !w, memref<768xi8>, memref<48xi8>, memref<2x16xbf16>
+!w = !microscale.qtensor<64x12, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>
+func.func @ragged_n(%a: memref<2x64xbf16>, %v: memref<384xi8>, %s: memref<24xi8>, %g: f32, %o: memref<2x12xbf16>) {
+  // expected-error @+1 {{NVIDIA lowering needs K a positive multiple of 32 and N of 8, got K = 64, N = 12}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<2x64xbf16>, !w, memref<384xi8>, memref<24xi8>, memref<2x12xbf16>
   return
 }
 
@@ -53,5 +53,25 @@ func.func @scaled_matmul(%av: memref<1536xi8>, %as: memref<64xi8>, %g: f32, %wv:
 func.func @experts_n_major(%a: memref<2x64xbf16>, %v: memref<1024xi8>, %s: memref<64xi8>, %g: f32, %o: memref<2x16xbf16>, %off: memref<2xi32>, %cnt: memref<2xi32>) {
   // expected-error @+1 {{NVIDIA lowering needs the weight values stored K-major (#microscale.strided<major_dim = -2>), got #microscale.strided; convert_layout first}}
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<2xi32>, memref<2xi32>) : memref<2x64xbf16>, !w, memref<1024xi8>, memref<64xi8>, memref<2x16xbf16>
+  return
+}
+
+// -----
+
+// Uneven K ranges are taken without a ring only: a ring's loop runs the
+// same steps on every warp set.
+!w = !microscale.qtensor<2880x64, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>
+func.func @uneven_ring(%a: memref<2x2880xbf16>, %v: memref<92160xi8>, %s: memref<5760xi8>, %g: f32, %o: memref<2x64xbf16>) {
+  // expected-error @+1 {{tiling split_k = 7 does not divide the 23 K chunks of 128, which a weight ring needs}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {split_k = 7, weight_stages = 3}} : memref<2x2880xbf16>, !w, memref<92160xi8>, memref<5760xi8>, memref<2x64xbf16>
+  return
+}
+
+// -----
+
+!w = !microscale.qtensor<2880x64, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>
+func.func @split_past_chunks(%a: memref<2x2880xbf16>, %v: memref<92160xi8>, %s: memref<5760xi8>, %g: f32, %o: memref<2x64xbf16>) {
+  // expected-error @+1 {{tiling split_k = 24 must be at most 32 and at most the 23 K chunks of 128}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {split_k = 24}} : memref<2x2880xbf16>, !w, memref<92160xi8>, memref<5760xi8>, memref<2x64xbf16>
   return
 }

@@ -12,7 +12,7 @@
 // COLUMNS: tiling warp_columns = 24 must be 16 or 32
 // ROWS: tiling warp_rows = 64 needs staged activations (activation_stages 2 to 4)
 // ROWS48: tiling warp_rows = 48 must be 8, 16, 32 or 64
-// CHUNK: tiling chunk_k = 96 must be 64 or 128 and divide K = 4096
+// CHUNK: tiling chunk_k = 96 must be 64 or 128
 // STAGES: tiling activation_stages = 5 must be 0 (chosen), 1 (no staging) or a ring depth of 2 to 4
 // RINGS: rings of 65536 bytes (activations: 0 stages of 16384 bytes; weights: 8 of 8192) exceed the 46 KiB of static shared memory the kernel may use
 // BLOCK: a block of 64 warps (split K 16 x column warps 4) exceeds 1024 threads

@@ -29,12 +29,13 @@
 !w = !microscale.qtensor<1024x64, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>, scales = #microscale.cdna4_scale>
 
 // Five rows: one 8-row tile, rows 5..7 read row 4 and are not stored.
-// 64 columns: 4 blocks of 16; K = 1024 is 8 chunks of 128, split over 4
-// warps (128 threads).
+// 64 columns: 4 blocks of 16; K = 1024 is 8 chunks of 128, split over 8
+// warps (256 threads): 4 blocks leave the SMs idle, so one chunk per warp
+// is the chip model's cheapest.
 // IR-LABEL: func.func @decode
 // IR-DAG: %[[C4:.*]] = arith.constant 4 : index
-// IR-DAG: %[[C128:.*]] = arith.constant 128 : index
-// IR: gpu.launch_func @microscale_kernels::@mixed_matmul_0 blocks in (%[[C4]], %{{.*}}, %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}})
+// IR-DAG: %[[C256:.*]] = arith.constant 256 : index
+// IR: gpu.launch_func @microscale_kernels::@mixed_matmul_0 blocks in (%[[C4]], %{{.*}}, %{{.*}}) threads in (%[[C256]], %{{.*}}, %{{.*}})
 // IR-NOT: memref.alloc
 func.func @decode(%a: memref<5x1024xbf16>, %v: memref<32768xi8>, %s: memref<2048xi8>, %g: f32, %o: memref<5x64xbf16>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o
@@ -60,7 +61,7 @@ func.func @experts(%a: memref<12x1024xbf16>, %v: memref<1048576xi8>, %s: memref<
 
 // The split sums meet in workgroup memory; the weight's 16-byte pieces
 // are loaded one chunk ahead of their products.
-// IR: gpu.func @mixed_matmul_0({{.*}}) workgroup(%{{.*}} : memref<512xf32, #gpu.address_space<workgroup>>) kernel
+// IR: gpu.func @mixed_matmul_0({{.*}}) workgroup(%{{.*}} : memref<1024xf32, #gpu.address_space<workgroup>>) kernel
 // IR: vector.load %{{.*}} {alignment = 16 : i64} : memref<32768xi8>, vector<16xi8>
 // IR: scf.for
 // IR: vector.load %{{.*}} {alignment = 16 : i64} : memref<32768xi8>, vector<16xi8>

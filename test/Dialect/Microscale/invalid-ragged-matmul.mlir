@@ -86,7 +86,7 @@ func.func @quantized_lhs(%x: !a, %w: !w, %g: tensor<8xi32>) {
 
 !e = !microscale.qtensor<4x64x16, mxfp4, axis = 1>
 func.func @storage_dynamic(%x: memref<8x64xbf16>, %v: memref<2048xi8>, %s: memref<128xi8>, %g: f32, %out: memref<8x16xbf16>, %o: memref<?xi32>, %c: memref<4xi32>) {
-  // expected-error @+1 {{expects static shapes of the expert and row index operands, got 'memref<?xi32>'}}
+  // expected-error @+1 {{expects static shapes of the expert operands (one entry per expert), got 'memref<?xi32>'}}
   microscale.mixed_matmul_storage %x times (%v, %s, %g) into %out experts(%o, %c : memref<?xi32>, memref<4xi32>) : memref<8x64xbf16>, !e, memref<2048xi8>, memref<128xi8>, memref<8x16xbf16>
   return
 }
@@ -99,3 +99,43 @@ func.func @storage_offsets(%x: memref<8x64xbf16>, %v: memref<2048xi8>, %s: memre
   microscale.mixed_matmul_storage %x times (%v, %s, %g) into %out experts(%o, %c : memref<5xi32>, memref<4xi32>) : memref<8x64xbf16>, !e, memref<2048xi8>, memref<128xi8>, memref<8x16xbf16>
   return
 }
+
+// -----
+
+// Dynamic rows (the buffer form only): what relates static row counts is
+// still checked; N stays static.
+!e = !microscale.qtensor<4x64x16, mxfp4, axis = 1>
+func.func @storage_dynamic_rows_differ(%x: memref<?x64xbf16>, %v: memref<2048xi8>, %s: memref<128xi8>, %g: f32, %out: memref<?x16xbf16>, %o: memref<4xi32>, %c: memref<4xi32>, %gi: memref<6xi32>, %si: memref<7xi32>) {
+  // expected-error @+1 {{gather and scatter must index the same ragged rows, got 6 and 7}}
+  microscale.mixed_matmul_storage %x times (%v, %s, %g) into %out experts(%o, %c : memref<4xi32>, memref<4xi32>) gather(%gi : memref<6xi32>) scatter(%si : memref<7xi32>) : memref<?x64xbf16>, !e, memref<2048xi8>, memref<128xi8>, memref<?x16xbf16>
+  return
+}
+
+// -----
+
+!e = !microscale.qtensor<4x64x16, mxfp4, axis = 1>
+func.func @storage_dynamic_out_rows(%x: memref<?x64xbf16>, %v: memref<2048xi8>, %s: memref<128xi8>, %g: f32, %out: memref<5x16xbf16>, %o: memref<4xi32>, %c: memref<4xi32>, %gi: memref<6xi32>) {
+  // expected-error @+1 {{without a scatter, the result must have one row per ragged row (6), got 5}}
+  microscale.mixed_matmul_storage %x times (%v, %s, %g) into %out experts(%o, %c : memref<4xi32>, memref<4xi32>) gather(%gi : memref<6xi32>) : memref<?x64xbf16>, !e, memref<2048xi8>, memref<128xi8>, memref<5x16xbf16>
+  return
+}
+
+// -----
+
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0>
+func.func @storage_dynamic_n(%x: memref<?x64xbf16>, %v: memref<512xi8>, %s: memref<32xi8>, %g: f32, %out: memref<?x?xbf16>) {
+  // expected-error @+1 {{expects static K and N extents (only the rows may be dynamic), got 'memref<?x64xbf16>' and 'memref<?x?xbf16>'}}
+  microscale.mixed_matmul_storage %x times (%v, %s, %g) into %out : memref<?x64xbf16>, !w, memref<512xi8>, memref<32xi8>, memref<?x?xbf16>
+  return
+}
+
+// -----
+
+// The tensor form keeps static row index operands.
+!e = !microscale.qtensor<4x64x16, mxfp4, axis = 1>
+func.func @tensor_dynamic_gather(%x: tensor<8x64xbf16>, %w: !e, %o: tensor<4xi32>, %c: tensor<4xi32>, %gi: tensor<?xi32>) {
+  // expected-error @+1 {{expects static shapes of the expert and row index operands, got 'tensor<?xi32>'}}
+  %y = microscale.scaled_matmul %x, %w experts(%o, %c : tensor<4xi32>, tensor<4xi32>) gather(%gi : tensor<?xi32>) : tensor<8x64xbf16>, !e -> tensor<8x16xbf16>
+  return
+}
+

@@ -122,8 +122,8 @@ func.func @f(%a: memref<4x64xbf16>, %v: memref<1024xi8>, %s: memref<64xi8>, %g: 
 // -----
 
 !w = !microscale.qtensor<64x32, mxfp4, axis = 0>
-func.func @f(%a: memref<?x64xbf16>, %v: memref<1024xi8>, %s: memref<64xi8>, %g: f32, %o: memref<4x32xbf16>) {
-  // expected-error @+1 {{expects static lhs and out shapes, got 'memref<?x64xbf16>' and 'memref<4x32xbf16>'}}
-  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<?x64xbf16>, !w, memref<1024xi8>, memref<64xi8>, memref<4x32xbf16>
+func.func @f(%a: memref<4x?xbf16>, %v: memref<1024xi8>, %s: memref<64xi8>, %g: f32, %o: memref<4x32xbf16>) {
+  // expected-error @+1 {{expects static K and N extents (only the rows may be dynamic), got 'memref<4x?xbf16>' and 'memref<4x32xbf16>'}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<4x?xbf16>, !w, memref<1024xi8>, memref<64xi8>, memref<4x32xbf16>
   return
 }

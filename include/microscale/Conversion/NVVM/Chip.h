@@ -34,12 +34,27 @@ struct NVIDIAChip {
   int64_t maxThreadsPerBlock = 1024;
   int64_t maxThreadsPerSM = 0;
   int64_t registersPerSM = 65536;
+  /// Registers are allocated to a block for whole groups of this many
+  /// warps (a block of 9 warps takes the registers of 12).
+  int64_t registerAllocationWarps = 4;
   int64_t maxRegistersPerThread = 255;
   /// Shared memory a block may declare statically (no opt-in), the most a
   /// block may have with the dynamic opt-in, and what one SM has.
   int64_t staticSharedMemoryPerBlock = 48 * 1024;
   int64_t maxSharedMemoryPerBlock = 0;
   int64_t sharedMemoryPerSM = 0;
+  /// Device memory: peak bandwidth and the latency of a load under load,
+  /// of the part the SM count describes. Their product is the bytes a
+  /// memory-bound kernel must keep in flight to read at full bandwidth
+  /// (Little's law); the decode-sized planners size their grids by it.
+  int64_t memoryBandwidthGBps = 0;
+  int64_t memoryLatencyNs = 0;
+
+  /// Bytes in flight per SM that cover the memory latency at full
+  /// bandwidth on `smCount` SMs.
+  int64_t bytesInFlightPerSM(int64_t smCount) const {
+    return memoryBandwidthGBps * memoryLatencyNs / smCount;
+  }
 
   /// Instructions kernels choose by.
   bool hasCpAsync = false;             // cp.async (sm_80+)

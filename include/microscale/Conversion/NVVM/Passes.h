@@ -83,6 +83,22 @@ LogicalResult outlineBlackwellDequantize(DequantizeStorageOp op,
 bool emulateBlackwellDequantizeOnHost(DequantizeStorageOp op,
                                       const HopperDequantizeOptions &options);
 
+/// Outlines a scaled_matmul_storage of two MXFP4 operands stored K-major
+/// into a kernel of the sm_120a block-scaled mma.sync (kind::mxf4) and
+/// replaces it with its launch; failure (with a diagnostic) for a chip
+/// without that MMA or operands the kernel does not take. Defined in
+/// BlackwellScaledMatmulKernel.cpp.
+LogicalResult outlineBlackwellScaledMatmul(ScaledMatmulStorageOp op,
+                                           gpu::GPUModuleOp kernels,
+                                           unsigned index,
+                                           const nvvm::NVIDIAChip &chip);
+
+/// For tests without a GPU: replaces `op` by that kernel's own loads and
+/// stores run on the host, lane by lane, with each MMA emulated from the
+/// PTX ISA's fragment and scale-factor tables. False, changing nothing,
+/// for ops the kernel does not take.
+bool emulateBlackwellScaledMatmulOnHost(ScaledMatmulStorageOp op);
+
 /// Options of the NVIDIA pipeline.
 struct NVVMPipelineOptions {
   std::string chip = "sm_90a";

@@ -112,8 +112,8 @@ def MicroscaleNVVMOutlineMatmul
     `unroll`, `chunk_k`, `warp_columns`, `warp_rows`, `column_warps`,
     `activation_stages`, `weight_stages`, `max_registers` (0: chosen); a
     tiling the kernel cannot take is reported at the op with what would
-    fit. A `scaled_matmul_storage` is reported: its NVIDIA lowering does not
-    exist yet.
+    fit. A `scaled_matmul_storage` left by
+    `microscale-nvvm-outline-scaled-matmul` is reported.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
@@ -123,6 +123,30 @@ def MicroscaleNVVMOutlineMatmul
            "SMs of the GPU the grid is planned for (0: the chip model's "
            "default, e.g. 132 for sm_90a)">,
   ];
+}
+
+def MicroscaleNVVMOutlineScaledMatmul
+    : NVVMOutlinePass<"microscale-nvvm-outline-scaled-matmul"> {
+  let summary = "Turn each scaled_matmul_storage (MXFP4 x MXFP4, NVFP4 x "
+                "NVFP4) into one block-scaled mma.sync kernel (sm_120a) and "
+                "its launch";
+  let description = [{
+    Outlines every `microscale.scaled_matmul_storage` of two MXFP4 (or two
+    NVFP4) operands stored K-major (activations `#microscale.strided`, the
+    weight `#microscale.blackwell_value` or `#microscale.strided<major_dim =
+    0>`; any scale layout, `#microscale.blackwell_scale` included) into a
+    kernel of `@microscale_kernels` built on the warp-level block-scaled MMA
+    of sm_120a, `mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale
+    .scale_vec::2X` (NVFP4: `kind::mxf4nvf4 ... scale_vec::4X ... ue4m3`;
+    NVVM `mma.block_scale`), and replaces it with its launch: the weight is
+    the MMA's A operand, four warps per block, each 16 weight columns by 8,
+    16 or 32 activation rows; any M and N, K a multiple of the block size.
+
+    Chips without the block-scaled mma.sync (sm_90a and older; sm_100a,
+    whose tcgen05 kernel is not written yet) and operands the kernel does
+    not take are reported at the op. Runs before
+    `microscale-nvvm-outline-matmul` in `microscale-nvvm-outline-kernels`.
+  }];
 }
 
 def MicroscaleNVVMSetTiling
@@ -167,13 +191,14 @@ def MicroscaleNVVMSetTiling
            "Staged conversions: tiles a block converts one after the other "
            "(1, 2, 4 or 8)">,
     Option<"matmulSplitK", "matmul-split-k", "int64_t", /*default=*/"0",
-           "mixed_matmul: warps per block that split K (a power of two "
-           "dividing the K chunks; 0: chosen)">,
+           "mixed_matmul: warps per block that split K (at most 32 and "
+           "the K chunks; dividing them when staged or unrolled; 0: chosen "
+           "from the chip model)">,
     Option<"matmulUnroll", "matmul-unroll", "int64_t", /*default=*/"0",
            "mixed_matmul: K chunks per software-pipeline stage (0: 1)">,
     Option<"matmulChunkK", "matmul-chunk-k", "int64_t", /*default=*/"0",
-           "mixed_matmul: K values per chunk, 64 or 128 (0: 128 where it "
-           "divides K, else 64)">,
+           "mixed_matmul: K values per chunk, 64 or 128, the last one "
+           "partial where it does not divide K (0: 128)">,
     Option<"matmulWarpColumns", "matmul-warp-columns", "int64_t",
            /*default=*/"0",
            "mixed_matmul: weight columns per warp, 16 or 32 (0: chosen)">,

@@ -172,21 +172,30 @@ static LogicalResult verifyMixedMatmulTypes(Operation *op,
 }
 
 /// The ragged (mixture-of-experts) operands of a mixed matmul: expert
-/// slices for an [E, K, N] weight, and the row gather and scatter. Returns
-/// the number of ragged rows R in `raggedRows`.
+/// slices for an [E, K, N] weight, and the row gather and scatter. With
+/// `dynamicRows` (the buffer form), the row counts (lhs and out rows, the
+/// gather's and scatter's lengths) may be dynamic: what relates them is
+/// checked where both are static, and is the caller's contract otherwise.
 static LogicalResult verifyRaggedOperands(Operation *op, QTensorType rhs,
                                           int64_t lhsRows, int64_t outRows,
                                           Value offsets, Value counts,
-                                          Value gather, Value scatter) {
+                                          Value gather, Value scatter,
+                                          bool dynamicRows = false) {
   auto length = [](Value v) {
     return cast<ShapedType>(v.getType()).getShape()[0];
   };
   for (Value v : {offsets, counts, gather, scatter})
-    if (v && ShapedType::isDynamic(length(v)))
+    if (v && ShapedType::isDynamic(length(v)) &&
+        (!dynamicRows || v == offsets || v == counts))
       return op->emitOpError()
-             << "expects static shapes of the expert and row index "
-                "operands, got "
+             << (dynamicRows ? "expects static shapes of the expert "
+                               "operands (one entry per expert), got "
+                             : "expects static shapes of the expert and row "
+                               "index operands, got ")
              << v.getType();
+  auto differ = [](int64_t a, int64_t b) {
+    return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+  };
   const bool experts = rhs.getRank() == 3;
   if (experts && !offsets)
     return op->emitOpError() << "an [E, K, N] weight needs "
@@ -204,18 +213,18 @@ static LogicalResult verifyRaggedOperands(Operation *op, QTensorType rhs,
                << "expert " << name << " must have one entry per expert ("
                << e << "), got " << length(v);
   }
-  if (gather && scatter && length(gather) != length(scatter))
+  if (gather && scatter && differ(length(gather), length(scatter)))
     return op->emitOpError() << "gather and scatter must index the same "
                                 "ragged rows, got "
                              << length(gather) << " and " << length(scatter);
   const int64_t rows = gather    ? length(gather)
                        : scatter ? length(scatter)
                                  : lhsRows;
-  if (!gather && lhsRows != rows)
+  if (!gather && differ(lhsRows, rows))
     return op->emitOpError()
            << "without a gather, lhs must have one row per ragged row ("
            << rows << "), got " << lhsRows;
-  if (!scatter && outRows != rows)
+  if (!scatter && differ(outRows, rows))
     return op->emitOpError()
            << "without a scatter, the result must have one row per ragged "
               "row ("
@@ -497,8 +506,12 @@ LogicalResult MixedMatmulStorageOp::verify() {
   Operation *op = *this;
   auto lhs = cast<MemRefType>(getLhs().getType());
   auto out = cast<MemRefType>(getOut().getType());
-  if (!lhs.hasStaticShape() || !out.hasStaticShape())
-    return emitOpError() << "expects static lhs and out shapes, got "
+  // Rows may be known at run time only (a serving engine's tokens); the
+  // extents of the weight (K, N) may not.
+  if (ShapedType::isDynamic(lhs.getShape()[1]) ||
+      ShapedType::isDynamic(out.getShape()[1]))
+    return emitOpError() << "expects static K and N extents (only the rows "
+                            "may be dynamic), got "
                          << Type(lhs) << " and " << Type(out);
   if (failed(verifyMixedMatmulTypes(op, lhs.getShape(), rhs)) ||
       failed(verifyStorageBuffer(op, getRhsValues(),
@@ -511,5 +524,6 @@ LogicalResult MixedMatmulStorageOp::verify() {
                          << rhs.getShape().back() << ", got " << Type(out);
   return verifyRaggedOperands(op, rhs, lhs.getShape()[0], out.getShape()[0],
                               getExpertOffsets(), getExpertCounts(),
-                              getGatherIndices(), getScatterIndices());
+                              getGatherIndices(), getScatterIndices(),
+                              /*dynamicRows=*/true);
 }

@@ -9,7 +9,9 @@
 // The ragged forms walk each expert's slice of ragged rows (a dense product
 // is one slice of every row), map a row through the gather and the scatter
 // where given, and skip a row whose slice position, gather or scatter index
-// falls outside its tensor, exactly as the GPU kernel does.
+// falls outside its tensor, exactly as the GPU kernel does. Row counts
+// known at run time only (dynamic lhs, out, gather or scatter lengths)
+// are read from the buffers.
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
@@ -26,12 +28,21 @@ using namespace mlir::microscale::codegen;
 
 /// `indices[row]` as an index, and whether it lies in [0, bound).
 static std::pair<Value, Value> loadRowIndex(Emitter &e, Value indices,
-                                            Value row, int64_t bound) {
+                                            Value row, Value bound) {
   OpBuilder &b = e.builder();
   Location loc = e.location();
   Value raw = memref::LoadOp::create(b, loc, indices, row);
   Value mapped = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), raw);
-  return {mapped, e.lt(mapped, bound)};
+  return {mapped, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        mapped, bound)};
+}
+
+/// The extent of `buffer`'s first dimension: a constant where static.
+static Value rowExtent(Emitter &e, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (!type.isDynamicDim(0))
+    return e.index(type.getShape()[0]);
+  return memref::DimOp::create(e.builder(), e.location(), buffer, 0);
 }
 
 LogicalResult mlir::microscale::lowerMixedMatmulStorage(MixedMatmulStorageOp op) {
@@ -48,13 +59,21 @@ LogicalResult mlir::microscale::lowerMixedMatmulStorage(MixedMatmulStorageOp op)
   Value elementTable = tables.element, scaleTable = tables.scale;
   const int64_t rank = rhs.getRank();
   const int64_t k = rhs.getShape()[rank - 2], n = rhs.getShape()[rank - 1];
-  const int64_t lhsRows = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
-  const int64_t outRows = cast<MemRefType>(op.getOut().getType()).getShape()[0];
   Value gather = op.getGatherIndices(), scatter = op.getScatterIndices();
-  const int64_t rows =
-      gather    ? cast<MemRefType>(gather.getType()).getShape()[0]
-      : scatter ? cast<MemRefType>(scatter.getType()).getShape()[0]
-                : lhsRows;
+  Value lhsRowsBuffer = op.getLhs(), outRowsBuffer = op.getOut();
+  Value rowsBuffer = gather ? gather : scatter ? scatter : op.getLhs();
+  auto staticRows = [](Value buffer) {
+    return cast<MemRefType>(buffer.getType()).getShape()[0];
+  };
+  // Statically no row to read or write: nothing to emit.
+  for (Value buffer : {rowsBuffer, lhsRowsBuffer, outRowsBuffer})
+    if (staticRows(buffer) == 0) {
+      op.erase();
+      return success();
+    }
+  Value lhsRows = rowExtent(e, lhsRowsBuffer);
+  Value outRows = rowExtent(e, outRowsBuffer);
+  Value rows = rowExtent(e, rowsBuffer);
   const int64_t block = rhs.getFormat().getBlockSize();
   const unsigned bits = rhs.getFormat().getElementBits();
   SmallVector<int64_t> shape(rhs.getShape());
@@ -76,11 +95,13 @@ LogicalResult mlir::microscale::lowerMixedMatmulStorage(MixedMatmulStorageOp op)
         [&](OpBuilder &b, Location l, ValueRange ivs) {
           Emitter in(b, l);
           Value ragged = in.add(rowBase, ivs[0]);
-          Value valid = in.lt(ragged, rows);
+          Value valid = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::ult, ragged, rows);
           // Clamped so that no index is read out of bounds; the row is
-          // skipped when invalid.
-          Value safeRow = arith::MinUIOp::create(b, l, ragged,
-                                                 in.index(std::max<int64_t>(rows - 1, 0)));
+          // skipped when invalid (rows is at least 1 here: a slice of an
+          // empty product has no rows).
+          Value safeRow = arith::MinUIOp::create(
+              b, l, ragged, arith::SubIOp::create(b, l, rows, in.index(1)));
           Value source = safeRow, dest = safeRow;
           if (gather) {
             auto [mapped, ok] = loadRowIndex(in, gather, safeRow, lhsRows);
@@ -133,12 +154,23 @@ LogicalResult mlir::microscale::lowerMixedMatmulStorage(MixedMatmulStorageOp op)
         });
   };
 
-  if (rows == 0 || lhsRows == 0 || outRows == 0) {
-    op.erase(); // no row can be read or written
-    return success();
+  // Rows known at run time: an empty lhs, out, gather or scatter reads
+  // and writes nothing (its loops would index an empty buffer).
+  if (!isa<arith::ConstantOp>(rows.getDefiningOp()) ||
+      !isa<arith::ConstantOp>(lhsRows.getDefiningOp()) ||
+      !isa<arith::ConstantOp>(outRows.getDefiningOp())) {
+    auto nonEmpty = [&](Value extent) -> Value {
+      return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
+                                   extent, e.index(0));
+    };
+    auto guard = scf::IfOp::create(
+        builder, loc,
+        e.andI1(e.andI1(nonEmpty(rows), nonEmpty(lhsRows)), nonEmpty(outRows)),
+        /*withElseRegion=*/false);
+    builder.setInsertionPointToStart(&guard.getThenRegion().front());
   }
   if (rank == 2) {
-    emitSlice(builder, loc, Value(), e.index(0), e.index(rows));
+    emitSlice(builder, loc, Value(), e.index(0), rows);
   } else {
     // Negative offsets and counts are empty slices; a slice past R is
     // clipped by the row check.
@@ -154,8 +186,7 @@ LogicalResult mlir::microscale::lowerMixedMatmulStorage(MixedMatmulStorageOp op)
                 .getResult();
           };
           Value rowBase = load(offsets);
-          Value count = arith::MinUIOp::create(b, l, load(counts),
-                                               in.index(rows));
+          Value count = arith::MinUIOp::create(b, l, load(counts), rows);
           emitSlice(b, l, expert, rowBase, count);
           scf::YieldOp::create(b, l);
         });

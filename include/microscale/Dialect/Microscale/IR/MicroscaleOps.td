@@ -498,9 +498,16 @@ def Microscale_MixedMatmulStorageOp
     keep their contents (`microscale-lower-to-storage` zero-fills them
     first).
 
+    The rows may be known at run time only (`memref<?xKxbf16>` activations
+    and a `memref<?xN...>` result; in the ragged form, dynamic gather and
+    scatter lengths too); K, N and the expert operands stay static. Row
+    counts that are both static must agree; dynamic ones are the caller's
+    contract.
+
     Lowerings: for the host, `microscale-lower-storage-conversions`; for
     NVIDIA GPUs, `microscale-nvvm-outline-matmul` (an mma.sync kernel,
-    MXFP4 weights stored K-major).
+    MXFP4 weights stored K-major; with dynamic rows, one kernel per
+    rows-per-warp variant and host code that picks one at run time).
   }];
   let arguments = (ins Arg<MemRefRankOf<[F32, F16, BF16], [2]>, "", [MemRead]>:$lhs,
                        Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$rhs_values,

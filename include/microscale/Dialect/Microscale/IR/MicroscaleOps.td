@@ -454,7 +454,10 @@ def Microscale_ScaledMatmulStorageOp
     Lowerings: for the host, `microscale-lower-storage-conversions` (loops
     that run the same register transcode sequence as the gfx950 kernel, the
     byte permute emulated); for gfx950, `microscale-rocdl-outline-scaled-matmul`
-    (one kernel of `amdgpu.scaled_mfma` 32x32x64 with FP6 operands).
+    (one kernel of `amdgpu.scaled_mfma` 32x32x64 with FP6 operands); for
+    sm_120a, `microscale-nvvm-outline-scaled-matmul` (MXFP4 x MXFP4 and
+    NVFP4 x NVFP4, weight K-major, one kernel of the block-scaled
+    `mma.sync` m16n8k64). sm_100a (tcgen05) has none yet.
   }];
   let arguments = (ins Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$lhs_values,
                        Arg<MemRefRankOf<[I8], [1]>, "", [MemRead]>:$lhs_scales,

@@ -600,6 +600,12 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
         return false;
       covered[a] = true;
     }
+  // The sampled blocks element by element, before the gaps' classification
+  // below, which maps every edge element and is wasted on a plan that fails.
+  for (auto [band, inner] : samples)
+    for (int64_t e = 0; e < blockNibbles; ++e)
+      if (!matches(band, inner, e))
+        return false;
   // Which gap bytes hold elements (those outside the blocks, on shapes that
   // are not multiples of the block), in any span of the first batch or in
   // its tail; the rest of the gaps is padding. The batches repeat it.
@@ -697,10 +703,6 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
     a = end;
   }
 
-  for (auto [band, inner] : samples)
-    for (int64_t e = 0; e < blockNibbles; ++e)
-      if (!matches(band, inner, e))
-        return false;
   plan.sourceBatchStride = source[0] / 2;
   plan.sourceBandStride = source[1] / 2;
   plan.sourceInnerStride = source[2] / 2;

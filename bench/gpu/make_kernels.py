@@ -170,6 +170,27 @@ def real_shape_cases():
     return out
 
 
+def real_sweep_cases():
+    """The staged kernel's knobs on gpt-oss's unpadded value pairs and
+    Qwen3's (for comparison): tiles converted one after the other per block
+    (1, 2, 4, 8), to see what bytes in flight per block buy on rows of 1440
+    and 2880 bytes."""
+    out = []
+    pairs = (("strided:-1", "strided:-2"), ("strided:-2", "hopper_value:-2:3"),
+             ("hopper_value:-2:3", "blackwell_value"), ("blackwell_value", "strided:-2"),
+             ("strided:-2", "blackwell_shuffled:128:256"))
+    for shape in ([32, 2880, 5760], [128, 768, 2048]):
+        for a, b in pairs:
+            for tiles in (1, 2, 4, 8):
+                out.append(("values", shape, a, b, False, 4, "row-major", True,
+                            "conversion-tiles-per-block=%d" % tiles))
+    for a, b in (("strided:-2", "hopper_scale:-2:8"), ("strided:-1", "blackwell_scale")):
+        for tiles in (1, 2, 4, 8):
+            out.append(("scales", [32, 90, 5760], a, b, False, 4, "row-major", True,
+                        "conversion-tiles-per-block=%d" % tiles))
+    return out
+
+
 def check_cases():
     """A small set for the checks (compute-sanitizer, streams, a second
     device): padded and unpadded shapes, staged and per-unit kernels."""
@@ -227,6 +248,8 @@ def main():
     parser.add_argument("--real-shapes", action="store_true",
                         help="real models' shapes (gpt-oss, Qwen3-30B-A3B): "
                              "every pair of K-major layouts")
+    parser.add_argument("--real-sweep", action="store_true",
+                        help="tiles per block on gpt-oss's and Qwen3's value pairs")
     parser.add_argument("--check-set", action="store_true",
                         help="the small set of the GPU checks "
                              "(run-sanitizers-on-h200.sh, stream-check)")
@@ -235,6 +258,7 @@ def main():
     manifest = []
     chosen = (all_pairs() if args.all_pairs else
               real_shape_cases() if args.real_shapes else
+              real_sweep_cases() if args.real_sweep else
               check_cases() if args.check_set else cases())
     for index, case in enumerate(chosen):
         part, shape, src, dst, check = case[:5]

@@ -153,8 +153,32 @@ struct TilePlan {
   int64_t getSourceRunBytes() const { return int64_t(1) << (sourceRunBits - 1); }
   int64_t getDestRunBytes() const { return int64_t(1) << (destRunBits - 1); }
 
+  /// Blocks per tile along a band (innerStep) and along a batch's bands
+  /// (bandStep), 1 or 2; a pair's second block is where element bit
+  /// innerPairBit (bandPairBit) is set. Where a paired axis has an odd
+  /// count of blocks, the axis' last tiles hold its first blocks only: their
+  /// accesses to the missing ones are masked.
+  int64_t innerStep = 1, bandStep = 1;
+  int innerPairBit = -1, bandPairBit = -1;
+  bool isHalfInner() const {
+    return innerStep == 2 && geometry.blocksPerBand % 2;
+  }
+  bool isHalfBand() const {
+    return bandStep == 2 && geometry.bandsPerBatch % 2;
+  }
+
   int64_t getThreads() const { return int64_t(1) << (n - kHeldBits); }
   int64_t getTileBytes() const { return int64_t(1) << (n - 1); }
+  int64_t getInnerTiles() const {
+    return llvm::divideCeil(geometry.blocksPerBand, innerStep);
+  }
+  int64_t getBandTiles() const {
+    return llvm::divideCeil(geometry.bandsPerBatch, bandStep);
+  }
+  int64_t getNumTiles() const {
+    return geometry.numBands / geometry.bandsPerBatch * getBandTiles() *
+           getInnerTiles();
+  }
 };
 
 /// The virtual address bit (BlockConversionPlan::sourceAddress' positions)
@@ -182,8 +206,26 @@ bool columnsFitRow(const BlockAddressBits &bits) {
   return span < bits.pitch;
 }
 
-std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
-                                  const ::microscale::ref::Layout &to) {
+/// Nibble-address bits from 0 up that `bits` holds below its row shift: a
+/// storage row's contiguous extent of one block is 2^this nibbles.
+int contiguousBits(const BlockAddressBits &bits) {
+  int c = 0;
+  while (c < bits.rowShift && llvm::is_contained(bits, c))
+    ++c;
+  return c;
+}
+
+/// Contiguous bits of a row segment that make a warp's accesses whole
+/// 64-byte pieces (L2 requests of two sectors): shorter ones, as gpt-oss's
+/// 32-byte rows of K = 2880 = 45 x 64 give, cost L2 bandwidth per byte.
+constexpr int kWantedContiguousBits = 7;
+
+/// The tile plan; with `allowPairing`, blocks may be paired (TilePlan's
+/// innerStep, bandStep), and `paired` says whether they were.
+std::optional<TilePlan> planTilesWith(const ::microscale::ref::Layout &from,
+                                      const ::microscale::ref::Layout &to,
+                                      bool allowPairing, bool &paired) {
+  paired = false;
   // Plans with gaps too (padding, edges): the gap kernel writes those.
   // Blocks of a warp's worth at least where the tensor has them; else
   // smaller blocks, several to a tile.
@@ -227,6 +269,69 @@ std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
     geometry->destInnerStride *= 2;
   }
   TilePlan plan;
+  // Short row segments on either side: pair the blocks along the axis
+  // (a band's blocks, or a batch's bands) whose stride lengthens the shorter
+  // side's segments, an odd count leaving a half tile at the axis' end.
+  const int contiguous =
+      std::min(contiguousBits(sourceBits), contiguousBits(destBits));
+  if (allowPairing && contiguous < kWantedContiguousBits) {
+    // The axes: a band's blocks, a batch's bands.
+    struct Axis {
+      int64_t sourceStride, destStride, count;
+    };
+    const std::array<Axis, 2> axes = {
+        Axis{geometry->sourceInnerStride, geometry->destInnerStride,
+             geometry->blocksPerBand},
+        Axis{geometry->sourceBandStride, geometry->destBandStride,
+             geometry->bandsPerBatch}};
+    int best = contiguous;
+    unsigned chosen = 0;
+    BlockAddressBits chosenSource, chosenDest;
+    // Pairs along one axis, then along both (a 2 x 2 group of blocks).
+    for (unsigned mask : {1u, 2u, 3u}) {
+      BlockAddressBits source = sourceBits, dest = destBits;
+      bool fits = true;
+      for (int axis = 0; axis < 2 && fits; ++axis) {
+        if (!((mask >> axis) & 1))
+          continue;
+        const Axis &a = axes[axis];
+        std::optional<int> sourceBit = strideBit(source, a.sourceStride);
+        std::optional<int> destBit = strideBit(dest, a.destStride);
+        fits = a.count >= 2 && sourceBit && destBit &&
+               !llvm::is_contained(source, *sourceBit) &&
+               !llvm::is_contained(dest, *destBit);
+        if (fits) {
+          source.push_back(*sourceBit);
+          dest.push_back(*destBit);
+          fits = columnsFitRow(source) && columnsFitRow(dest);
+        }
+      }
+      if (!fits || source.size() > 14)
+        continue;
+      int gain = std::min(contiguousBits(source), contiguousBits(dest));
+      if (gain > best) {
+        best = gain;
+        chosen = mask;
+        chosenSource = std::move(source);
+        chosenDest = std::move(dest);
+      }
+    }
+    if (chosen) {
+      // Pair bits in the order pushed: the inner axis' first.
+      int bit = sourceBits.size();
+      if (chosen & 1) {
+        plan.innerStep = 2;
+        plan.innerPairBit = bit++;
+      }
+      if (chosen & 2) {
+        plan.bandStep = 2;
+        plan.bandPairBit = bit++;
+      }
+      sourceBits = std::move(chosenSource);
+      destBits = std::move(chosenDest);
+      paired = true;
+    }
+  }
   plan.geometry = *geometry;
   plan.n = sourceBits.size();
   // At least a warp of threads; at most 8 KiB per tile and shared buffer.
@@ -272,6 +377,12 @@ std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
     return std::nullopt;
   plan.sourceRank = ranks(sourceBits);
   plan.destRank = ranks(destBits);
+  // A half tile masks whole runs: the pair's bit must lie above them.
+  for (auto [half, bit] : {std::pair{plan.isHalfInner(), plan.innerPairBit},
+                           std::pair{plan.isHalfBand(), plan.bandPairBit}})
+    if (half && (plan.sourceRank[bit] < plan.sourceRunBits ||
+                 plan.destRank[bit] < plan.destRunBits))
+      return std::nullopt;
 
   // U: the bits of the source and destination words, plus the choice of
   // the rest that (with the choice of lanes) gives the fewest conflicts.
@@ -345,6 +456,16 @@ std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
     if (plan.sourceRank[plan.sourceState[p]] != p ||
         plan.destRank[plan.targetState[p]] != p)
       return std::nullopt;
+  return plan;
+}
+
+/// The tile plan, paired blocks where they plan, else unpaired ones.
+std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
+                                  const ::microscale::ref::Layout &to) {
+  bool paired = false;
+  std::optional<TilePlan> plan = planTilesWith(from, to, true, paired);
+  if (!plan && paired)
+    plan = planTilesWith(from, to, false, paired);
   return plan;
 }
 
@@ -476,25 +597,62 @@ public:
 
     struct Tile {
       Value sourceBase, destBase, buffer; // buffer: word offset in a and b
+      /// i1: the tile holds only the first blocks of its inner (band)
+      /// pairs; null where no tile does.
+      Value halfInner, halfBand;
     };
     SmallVector<Tile> tiles;
+    const int64_t innerTiles = plan.getInnerTiles();
+    const int64_t bandTiles = plan.getBandTiles();
     for (int64_t s = 0; s < sequence; ++s) {
       Value tile = e.add(e.mul(e.add(e.mul(block, sequence), s), groups), group);
-      Value band = e.div(tile, g.blocksPerBand);
-      Value inner = e.rem(tile, g.blocksPerBand);
-      Value batch = e.div(band, g.bandsPerBatch);
-      Value bandInBatch = e.rem(band, g.bandsPerBatch);
+      Value innerTile = e.rem(tile, innerTiles);
+      Value bandTile = e.rem(e.div(tile, innerTiles), bandTiles);
+      Value batch = e.div(tile, innerTiles * bandTiles);
+      Value inner = e.mul(innerTile, plan.innerStep);
+      Value bandInBatch = e.mul(bandTile, plan.bandStep);
       auto base = [&](int64_t batchStride, int64_t bandStride,
                       int64_t innerStride) {
         return e.add(e.add(e.mul(batch, batchStride),
                            e.mul(bandInBatch, bandStride)),
                      e.mul(inner, innerStride));
       };
+      auto isLast = [&](Value tileIndex, int64_t count) -> Value {
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                     tileIndex, e.index(count - 1));
+      };
+      Value halfInner, halfBand;
+      if (plan.isHalfInner())
+        halfInner = isLast(innerTile, innerTiles);
+      if (plan.isHalfBand())
+        halfBand = isLast(bandTile, bandTiles);
       tiles.push_back(
           {base(g.sourceBatchStride, g.sourceBandStride, g.sourceInnerStride),
            base(g.destBatchStride, g.destBandStride, g.destInnerStride),
-           e.mul(e.add(group, s * groups), tileWords)});
+           e.mul(e.add(group, s * groups), tileWords), halfInner, halfBand});
     }
+    // Whether run `runIndex` of a half tile lies in a missing block: a
+    // pair's bit is a run-index bit on either side. Null where no tile
+    // misses any.
+    auto inMissingBlock = [&](const Tile &t, Value runIndex, ArrayRef<int> rank,
+                              int runBits) -> Value {
+      Value missing;
+      for (auto [half, bit] : {std::pair{t.halfInner, plan.innerPairBit},
+                               std::pair{t.halfBand, plan.bandPairBit}}) {
+        if (!half)
+          continue;
+        Value set = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ne,
+            arith::AndIOp::create(
+                b, loc, runIndex,
+                e.index(int64_t(1) << (rank[bit] - runBits))),
+            e.index(0));
+        Value here = e.andI1(half, set);
+        missing = missing ? arith::OrIOp::create(b, loc, missing, here)
+                          : here;
+      }
+      return missing;
+    };
 
     // Phases 1 and 3 move the tile between memory and shared memory in
     // accesses of max(run, 4) bytes: a run of 4 to 16 bytes is one vector
@@ -518,9 +676,29 @@ public:
                 t.sourceBase,
                 runOffset(runIndex, plan.sourceRunBits, plan.sourcePositions,
                           plan.sourceRowShift, plan.sourcePitchBytes));
-            return vector::LoadOp::create(b, loc, runType, source,
-                                          ValueRange{offset}, false,
-                                          llvm::MaybeAlign(run));
+            auto emitLoad = [&](OpBuilder &builder) -> Value {
+              return vector::LoadOp::create(builder, loc, runType, source,
+                                            ValueRange{offset}, false,
+                                            llvm::MaybeAlign(run));
+            };
+            Value missing = inMissingBlock(t, runIndex, plan.sourceRank,
+                                           plan.sourceRunBits);
+            if (!missing)
+              return emitLoad(b);
+            // Nothing is read past the tensor; the missing block's
+            // words are never stored.
+            auto ifPresent = scf::IfOp::create(
+                b, loc, missing,
+                [&](OpBuilder &builder, Location) {
+                  Value zero = arith::ConstantOp::create(
+                      builder, loc, DenseElementsAttr::get(
+                                        runType, builder.getI8IntegerAttr(0)));
+                  scf::YieldOp::create(builder, loc, zero);
+                },
+                [&](OpBuilder &builder, Location) {
+                  scf::YieldOp::create(builder, loc, emitLoad(builder));
+                });
+            return ifPresent.getResult(0);
           };
           Value words;
           if (run >= 4) {
@@ -568,6 +746,17 @@ public:
                 t.destBase,
                 runOffset(runIndex, plan.destRunBits, plan.destPositions,
                           plan.destRowShift, plan.destPitchBytes));
+            Value missing =
+                inMissingBlock(t, runIndex, plan.destRank, plan.destRunBits);
+            OpBuilder::InsertionGuard guard(b);
+            if (missing) {
+              auto ifPresent = scf::IfOp::create(
+                  b, loc, arith::XOrIOp::create(
+                              b, loc, missing,
+                              arith::ConstantIntOp::create(b, loc, 1, 1)),
+                  /*withElseRegion=*/false);
+              b.setInsertionPointToStart(&ifPresent.getThenRegion().front());
+            }
             vector::StoreOp::create(b, loc, bytes, dest, ValueRange{offset},
                                     false, llvm::MaybeAlign(run));
           };
@@ -884,7 +1073,7 @@ planStagedConversion(ConvertStorageOp op, int64_t tilesInSequence) {
   }
   // Tiles per block: side by side up to 128 threads, then `sequence` in
   // a row (their loads issued together), as far as the tiles divide.
-  staged.numTiles = g.numBands * g.blocksPerBand;
+  staged.numTiles = staged.plan.getNumTiles();
   staged.groups =
       std::max<int64_t>(1, kMinBlockThreads / staged.plan.getThreads());
   staged.sequence = std::max<int64_t>(1, tilesInSequence);

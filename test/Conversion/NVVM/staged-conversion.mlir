@@ -58,6 +58,28 @@ func.func @mma3_to_mma2(%src: memref<?xi8>, %dst: memref<?xi8>) {
 
 // -----
 
+// gpt-oss's transpose, [32, 2880, 5760] strided<-2> -> strided<-1>: K =
+// 2880 = 45 x 64 allows blocks of 64 K rows only, 32-byte row segments on
+// the K-major side. Two neighbouring blocks along each axis make one tile
+// (2^14 nibbles, 256 threads, 64-byte segments on both sides); the 45th
+// block of each band is a half tile whose other half is masked: loads
+// yield zeros, stores are skipped. 32 x 23 x 45 = 33120 blocks.
+!gs = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.strided<major_dim = -2>>
+!gt = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.strided<major_dim = -1>>
+// CHECK-LABEL: func.func @paired_half_tiles
+// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_{{[0-9]+}} blocks in (%c33120, %c1, %c1) threads in (%c256, %c1, %c1)
+// CHECK: gpu.func @convert_storage_{{[0-9]+}}
+// CHECK: scf.if
+// CHECK: vector.load
+// CHECK: scf.if
+// CHECK: vector.store
+func.func @paired_half_tiles(%src: memref<?xi8>, %dst: memref<?xi8>) {
+  microscale.convert_storage values %src, %dst : !gs -> !gt, memref<?xi8>, memref<?xi8>
+  return
+}
+
+// -----
+
 // Not staged: padded storage (K = 130 pads the Hopper image), a unit
 // range, and scales take the per-unit kernel with its unit range.
 !sp = !microscale.qtensor<130x64, f4E2M1FN, f8E8M0FNU, block = 2, axis = 0, values = #microscale.strided<major_dim = -1>>

@@ -11,8 +11,11 @@ dir=${KERNELS:-bench/gpu/kernels-sweep}
 out=${OUT:-/tmp}
 g++ -O2 -std=c++17 -Iinclude bench/gpu/gpu-convert-bench.cpp lib/Reference/*.cpp \
   lib/Runtime/CUDA/*.cpp -ldl -o /tmp/gpu-convert-bench
-/tmp/gpu-convert-bench "$dir" > "$out/sweep.txt" 2>&1 || { tail -20 "$out/sweep.txt"; exit 1; }
-# Profile the cases named in PROFILE (manifest line numbers, 1-based).
+if [ -z "${PROFILE_ONLY:-}" ]; then
+  /tmp/gpu-convert-bench "$dir" > "$out/sweep.txt" 2>&1 || { tail -20 "$out/sweep.txt"; exit 1; }
+fi
+# Profile the cases named in PROFILE (manifest line numbers, 1-based);
+# PROFILE_ONLY=1 skips the timing run.
 if command -v ncu >/dev/null && [ -n "${PROFILE:-}" ]; then
   for line in $PROFILE; do
     one=/tmp/profile-$line
@@ -21,8 +24,8 @@ if command -v ncu >/dev/null && [ -n "${PROFILE:-}" ]; then
     cp "$dir/$(cut -d'|' -f2 "$one/manifest.txt")" "$one/"
     ncu --kernel-name regex:convert --launch-skip 3 --launch-count 1 \
       --section SpeedOfLight --section MemoryWorkloadAnalysis \
-      --section WarpStateStats --section Occupancy --section LaunchStats \
+      --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats --section InstructionStats \
       /tmp/gpu-convert-bench "$one" > "$out/ncu-$line.txt" 2>&1 || true
   done
 fi
-grep -v '^#' "$out/sweep.txt" | tail -60
+[ -n "${PROFILE_ONLY:-}" ] || grep -v '^#' "$out/sweep.txt" | tail -60

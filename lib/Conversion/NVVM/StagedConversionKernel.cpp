@@ -479,17 +479,23 @@ public:
       : b(builder), loc(loc), e(builder, loc), plan(plan) {}
 
   /// sum_i bit(x, from_i) << to_i for (from_i, to_i) in `moves` (index).
+  /// Bits that move by the same distance go together, one mask and one
+  /// shift each: this address arithmetic runs for every access of every
+  /// thread.
   Value scatter(Value x, ArrayRef<std::pair<int, int>> moves) {
-    Value result = e.index(0);
-    for (auto [from, to] : moves) {
-      Value bit = arith::AndIOp::create(b, loc, x, e.index(int64_t(1) << from));
-      if (to > from)
-        bit = arith::ShLIOp::create(b, loc, bit, e.index(to - from));
-      else if (to < from)
-        bit = arith::ShRUIOp::create(b, loc, bit, e.index(from - to));
-      result = arith::OrIOp::create(b, loc, result, bit);
+    std::map<int, int64_t> masks; // distance -> mask of source bits
+    for (auto [from, to] : moves)
+      masks[to - from] |= int64_t(1) << from;
+    Value result;
+    for (auto [distance, mask] : masks) {
+      Value bits = arith::AndIOp::create(b, loc, x, e.index(mask));
+      if (distance > 0)
+        bits = arith::ShLIOp::create(b, loc, bits, e.index(distance));
+      else if (distance < 0)
+        bits = arith::ShRUIOp::create(b, loc, bits, e.index(-distance));
+      result = result ? arith::OrIOp::create(b, loc, result, bits) : bits;
     }
-    return result;
+    return result ? result : e.index(0);
   }
 
   /// Byte offset from the block's base of run `run` (of 2^(runBits - 1)
@@ -509,6 +515,32 @@ public:
     if (!rowMoves.empty())
       offset = e.add(offset, e.mul(scatter(run, rowMoves), pitchBytes));
     return offset;
+  }
+
+  /// runOffset of a run index known at compile time.
+  int64_t runOffset(int64_t run, int runBits, ArrayRef<int> positions,
+                    int rowShift, int64_t pitchBytes) {
+    int64_t column = 0, row = 0;
+    for (int k = runBits; k < plan.n; ++k) {
+      if (!((run >> (k - runBits)) & 1))
+        continue;
+      if (positions[k] < rowShift)
+        column |= int64_t(1) << (positions[k] - 1);
+      else
+        row |= int64_t(1) << (positions[k] - rowShift);
+    }
+    return column + row * pitchBytes;
+  }
+
+  /// The swizzled word address of `threadWords` + `constWords` given the
+  /// first's swizzled address: their bits are disjoint and the swizzle is
+  /// linear over XOR.
+  Value sharedWord(Value swizzledThreadWords, int64_t constWords,
+                   const Swizzle &swizzle) {
+    const int64_t swizzled = applySwizzle(swizzle, constWords);
+    return swizzled ? arith::XOrIOp::create(b, loc, swizzledThreadWords,
+                                            e.index(swizzled))
+                    : swizzledThreadWords;
   }
 
   /// The swizzled word address (index) of `word`.
@@ -631,23 +663,26 @@ public:
            base(g.destBatchStride, g.destBandStride, g.destInnerStride),
            e.mul(e.add(group, s * groups), tileWords), halfInner, halfBand});
     }
-    // Whether run `runIndex` of a half tile lies in a missing block: a
-    // pair's bit is a run-index bit on either side. Null where no tile
-    // misses any.
-    auto inMissingBlock = [&](const Tile &t, Value runIndex, ArrayRef<int> rank,
+    // Whether run `threadRuns + constRuns` (their bits disjoint) of a half
+    // tile lies in a missing block: a pair's bit is a run-index bit on
+    // either side. Null where no tile misses any.
+    auto inMissingBlock = [&](const Tile &t, Value threadRuns,
+                              int64_t constRuns, ArrayRef<int> rank,
                               int runBits) -> Value {
       Value missing;
       for (auto [half, bit] : {std::pair{t.halfInner, plan.innerPairBit},
                                std::pair{t.halfBand, plan.bandPairBit}}) {
         if (!half)
           continue;
-        Value set = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ne,
-            arith::AndIOp::create(
-                b, loc, runIndex,
-                e.index(int64_t(1) << (rank[bit] - runBits))),
-            e.index(0));
-        Value here = e.andI1(half, set);
+        const int64_t runBit = int64_t(1) << (rank[bit] - runBits);
+        Value here = half;
+        if (!(constRuns & runBit))
+          here = e.andI1(
+              half, arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::ne,
+                        arith::AndIOp::create(b, loc, threadRuns,
+                                              e.index(runBit)),
+                        e.index(0)));
         missing = missing ? arith::OrIOp::create(b, loc, missing, here)
                           : here;
       }
@@ -668,21 +703,30 @@ public:
       const int64_t accesses = plan.getTileBytes() / accessBytes(run);
       auto runType = VectorType::get({run}, i8);
       SmallVector<std::pair<Value, Value>> loaded; // (words, A word index)
+      // A run's offset is the thread's part plus a constant (their index
+      // bits are disjoint), the thread's part computed once.
+      const int64_t runsPerAccess = accessBytes(run) / run;
+      Value threadRuns = e.mul(thread, runsPerAccess);
+      Value threadOffset =
+          runOffset(threadRuns, plan.sourceRunBits, plan.sourcePositions,
+                    plan.sourceRowShift, plan.sourcePitchBytes);
+      Value threadWordsA =
+          swizzle(e.mul(thread, accessBytes(run) / 4), plan.swizzleA);
       for (const Tile &t : tiles)
         for (int64_t step = 0; step < accesses / threads; ++step) {
-          Value access = e.add(thread, step * threads);
-          auto load = [&](Value runIndex) -> Value {
+          auto load = [&](int64_t k) -> Value {
+            const int64_t constRuns = step * threads * runsPerAccess + k;
             Value offset = e.add(
-                t.sourceBase,
-                runOffset(runIndex, plan.sourceRunBits, plan.sourcePositions,
+                e.add(t.sourceBase, threadOffset),
+                runOffset(constRuns, plan.sourceRunBits, plan.sourcePositions,
                           plan.sourceRowShift, plan.sourcePitchBytes));
             auto emitLoad = [&](OpBuilder &builder) -> Value {
               return vector::LoadOp::create(builder, loc, runType, source,
                                             ValueRange{offset}, false,
                                             llvm::MaybeAlign(run));
             };
-            Value missing = inMissingBlock(t, runIndex, plan.sourceRank,
-                                           plan.sourceRunBits);
+            Value missing = inMissingBlock(t, threadRuns, constRuns,
+                                           plan.sourceRank, plan.sourceRunBits);
             if (!missing)
               return emitLoad(b);
             // Nothing is read past the tensor; the missing block's
@@ -703,13 +747,13 @@ public:
           Value words;
           if (run >= 4) {
             words = vector::BitCastOp::create(
-                b, loc, VectorType::get({run / 4}, i32), load(access));
+                b, loc, VectorType::get({run / 4}, i32), load(0));
           } else {
             Value word = e.i32(0);
             for (int64_t k = 0; k < 4 / run; ++k) {
               Value bits = vector::BitCastOp::create(
                   b, loc, VectorType::get({1}, b.getIntegerType(8 * run)),
-                  load(e.add(e.mul(access, 4 / run), k)));
+                  load(k));
               Value scalar = arith::ExtUIOp::create(
                   b, loc, i32, vector::ExtractOp::create(b, loc, bits, 0));
               word = e.bor(word, e.shl(scalar, 8 * run * k));
@@ -719,8 +763,9 @@ public:
           }
           loaded.push_back(
               {words, e.add(t.buffer,
-                            swizzle(e.mul(access, accessBytes(run) / 4),
-                                    plan.swizzleA))});
+                            sharedWord(threadWordsA, step * threads *
+                                                         accessBytes(run) / 4,
+                                       plan.swizzleA))});
         }
       for (auto [v, index] : loaded)
         vector::StoreOp::create(b, loc, v, a, ValueRange{index}, false,
@@ -732,22 +777,30 @@ public:
       // B to the destination runs.
       const int64_t run = plan.getDestRunBytes();
       const int64_t accesses = plan.getTileBytes() / accessBytes(run);
+      const int64_t runsPerAccess = accessBytes(run) / run;
+      Value threadRuns = e.mul(thread, runsPerAccess);
+      Value threadOffset =
+          runOffset(threadRuns, plan.destRunBits, plan.destPositions,
+                    plan.destRowShift, plan.destPitchBytes);
+      Value threadWordsB =
+          swizzle(e.mul(thread, accessBytes(run) / 4), plan.swizzleB);
       for (const Tile &t : tiles)
         for (int64_t step = 0; step < accesses / threads; ++step) {
-          Value access = e.add(thread, step * threads);
           Value words = vector::LoadOp::create(
               b, loc, VectorType::get({accessBytes(run) / 4}, i32), bBuffer,
               ValueRange{e.add(t.buffer,
-                               swizzle(e.mul(access, accessBytes(run) / 4),
-                                       plan.swizzleB))},
+                               sharedWord(threadWordsB,
+                                          step * threads * accessBytes(run) / 4,
+                                          plan.swizzleB))},
               false, llvm::MaybeAlign(accessBytes(run)));
-          auto store = [&](Value runIndex, Value bytes) {
+          auto store = [&](int64_t k, Value bytes) {
+            const int64_t constRuns = step * threads * runsPerAccess + k;
             Value offset = e.add(
-                t.destBase,
-                runOffset(runIndex, plan.destRunBits, plan.destPositions,
+                e.add(t.destBase, threadOffset),
+                runOffset(constRuns, plan.destRunBits, plan.destPositions,
                           plan.destRowShift, plan.destPitchBytes));
-            Value missing =
-                inMissingBlock(t, runIndex, plan.destRank, plan.destRunBits);
+            Value missing = inMissingBlock(t, threadRuns, constRuns,
+                                           plan.destRank, plan.destRunBits);
             OpBuilder::InsertionGuard guard(b);
             if (missing) {
               auto ifPresent = scf::IfOp::create(
@@ -761,8 +814,8 @@ public:
                                     false, llvm::MaybeAlign(run));
           };
           if (run >= 4) {
-            store(access, vector::BitCastOp::create(
-                              b, loc, VectorType::get({run}, i8), words));
+            store(0, vector::BitCastOp::create(
+                         b, loc, VectorType::get({run}, i8), words));
             continue;
           }
           Value word = vector::ExtractOp::create(b, loc, words, 0);
@@ -774,7 +827,7 @@ public:
                 b, loc, VectorType::get({run}, i8),
                 vector::BroadcastOp::create(b, loc,
                                             VectorType::get({1}, runInt), part));
-            store(e.add(e.mul(access, 4 / run), k), bytes);
+            store(k, bytes);
           }
         }
       return;

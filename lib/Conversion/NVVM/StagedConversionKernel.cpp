@@ -167,13 +167,30 @@ struct TilePlan {
     return bandStep == 2 && geometry.bandsPerBatch % 2;
   }
 
+  /// Where the blocks do not divide the band axis (gpt-oss's K = 2880 =
+  /// 22.5 blocks of 128 rows), one more band per batch, whose blocks hold the
+  /// axis' last `extent` indices: an access is missing where its run's
+  /// axis index reaches the extent. The run's axis index bits at or above
+  /// `shift` come from run-index bits (`moves`: run-index bit -> axis bit -
+  /// shift); those below lie within a run, and the extent is a multiple of
+  /// 2^shift. Loads of missing runs give zeros; their stores are skipped
+  /// unless they land on the destination's padding (`maskStores` false),
+  /// which the zeros then write.
+  struct EdgeBand {
+    int64_t extent = 0;
+    int sourceShift = 0, destShift = 0;
+    SmallVector<std::pair<int, int>> sourceMoves, destMoves;
+    bool maskStores = true;
+  };
+  std::optional<EdgeBand> edge;
+
   int64_t getThreads() const { return int64_t(1) << (n - kHeldBits); }
   int64_t getTileBytes() const { return int64_t(1) << (n - 1); }
   int64_t getInnerTiles() const {
     return llvm::divideCeil(geometry.blocksPerBand, innerStep);
   }
   int64_t getBandTiles() const {
-    return llvm::divideCeil(geometry.bandsPerBatch, bandStep);
+    return llvm::divideCeil(geometry.bandsPerBatch, bandStep) + (edge ? 1 : 0);
   }
   int64_t getNumTiles() const {
     return geometry.numBands / geometry.bandsPerBatch * getBandTiles() *
@@ -220,11 +237,212 @@ int contiguousBits(const BlockAddressBits &bits) {
 /// 32-byte rows of K = 2880 = 45 x 64 give, cost L2 bandwidth per byte.
 constexpr int kWantedContiguousBits = 7;
 
+/// Adds TilePlan::edge where the blocks (`blocks`: the planner's, before
+/// any merge) leave the last indices of the band axis to the gaps and a
+/// band of masked blocks can take them: the band's present elements must be
+/// where the plan's strides put them (checked on every one of the first
+/// batch's and on the last batch's first block), each destination byte
+/// written whole, and what it writes is then taken out of the batch's tail
+/// runs.
+void planEdgeBand(TilePlan &plan, const BlockConversionPlan &blocks,
+                  const ::microscale::ref::Layout &fromLayout,
+                  const ::microscale::ref::Layout &toLayout) {
+  const BlockConversionPlan &g = plan.geometry;
+  if (plan.bandStep != 1 || g.batchTailBytes == 0 ||
+      !llvm::is_contained(g.batchTailRunHoldsElements, true))
+    return;
+  // The planner sees 8-bit tensors as nibbles.
+  std::unique_ptr<::microscale::ref::Layout> fromView, toView;
+  const ::microscale::ref::Layout *from = &fromLayout, *to = &toLayout;
+  if (from->getElementBits() == 8) {
+    fromView = ::microscale::ref::makeNibbleView(*from);
+    toView = ::microscale::ref::makeNibbleView(*to);
+    from = fromView.get();
+    to = toView.get();
+  }
+  const std::vector<int64_t> &shape = from->getLogicalShape();
+  const size_t rank = shape.size();
+  const int64_t rows = shape[rank - 2], cols = shape[rank - 1];
+  const int logRows = llvm::Log2_64(blocks.blockRows);
+  const int logCols = llvm::Log2_64(blocks.blockCols);
+  // The band axis: rows where a band's blocks lie along the columns.
+  const bool alongRows = g.innerAlongCols;
+  const int64_t axisExtent = alongRows ? rows : cols;
+  const int64_t blockExtent = alongRows ? blocks.blockRows : blocks.blockCols;
+  const int64_t otherExtent = alongRows ? cols : rows;
+  const int64_t otherBlock = alongRows ? blocks.blockCols : blocks.blockRows;
+  const int64_t edgeStart = g.bandsPerBatch * blockExtent;
+  const int64_t extent = axisExtent - edgeStart;
+  if (extent <= 0 || extent >= blockExtent || otherExtent % otherBlock ||
+      otherExtent / otherBlock != blocks.blocksPerBand)
+    return;
+  // Element bit of axis index bit i.
+  const int axisBits = alongRows ? logRows : logCols;
+  auto elementBit = [&](int i) { return alongRows ? logCols + i : i; };
+  TilePlan::EdgeBand edge;
+  edge.extent = extent;
+  auto masks = [&](ArrayRef<int> rank, int runBits, int &shift,
+                   SmallVector<std::pair<int, int>> &moves) {
+    shift = 0;
+    while (shift < axisBits && rank[elementBit(shift)] < runBits)
+      ++shift;
+    for (int i = shift; i < axisBits; ++i) {
+      if (rank[elementBit(i)] < runBits)
+        return false;
+      moves.push_back({rank[elementBit(i)] - runBits, i - shift});
+    }
+    return extent % (int64_t(1) << shift) == 0;
+  };
+  if (!masks(plan.sourceRank, plan.sourceRunBits, edge.sourceShift,
+             edge.sourceMoves) ||
+      !masks(plan.destRank, plan.destRunBits, edge.destShift, edge.destMoves))
+    return;
+
+  // The edge band's elements of a batch: where the plan puts them (virtual
+  // nibble addresses from the batch's start), checked against the
+  // references where present.
+  const int64_t batches = g.numBands / g.bandsPerBatch;
+  const int64_t batchNibbles = 2 * g.getBatchBytes();
+  const int64_t tailStart = 2 * g.bandsPerBatch * g.spanBytes;
+  const int64_t tailNibbles = 2 * g.batchTailBytes;
+  // Per tail nibble: 0 not written by the edge band, 1 a present element, 2
+  // a missing one (zeros, where the stores are not masked).
+  std::vector<uint8_t> written(tailNibbles, 0);
+  std::vector<int64_t> index(rank, 0);
+  const int64_t blockElements = int64_t(1) << (logRows + logCols);
+  auto planned = [&](const BlockAddressBits &bits, int64_t batchStride,
+                     int64_t bandStride, int64_t innerStride, int64_t batch,
+                     int64_t inner, int64_t e) {
+    int64_t spread = 0;
+    for (auto [j, position] : llvm::enumerate(bits))
+      if ((e >> j) & 1)
+        spread |= int64_t(1) << position;
+    return 2 * (batch * batchStride + g.bandsPerBatch * bandStride +
+                inner * innerStride) +
+           bits.physical(spread);
+  };
+  auto reference = [&](const ::microscale::ref::Layout &layout, int64_t batch,
+                       int64_t row, int64_t col) -> int64_t {
+    int64_t b = batch;
+    for (size_t d = rank - 2; d-- > 0;) {
+      index[d] = b % shape[d];
+      b /= shape[d];
+    }
+    index[rank - 2] = row;
+    index[rank - 1] = col;
+    int64_t bits[4];
+    layout.locateBeforeInterleave(index.data(), bits);
+    if (bits[0] % 4)
+      return -1;
+    for (int i = 1; i < 4; ++i)
+      if (bits[i] != bits[0] + i)
+        return -1;
+    return bits[0] / 4;
+  };
+  bool storesLandOnPadding = true;
+  std::vector<std::pair<int64_t, int64_t>> missing; // tail nibble, kind
+  auto visit = [&](int64_t batch, int64_t inner, bool record) {
+    for (int64_t e = 0; e < blockElements; ++e) {
+      const int64_t r = e >> logCols, c = e & (blocks.blockCols - 1);
+      const int64_t axis = alongRows ? r : c;
+      const int64_t row = alongRows ? edgeStart + r : inner * blocks.blockRows + r;
+      const int64_t col = alongRows ? inner * blocks.blockCols + c : edgeStart + c;
+      const int64_t dest =
+          planned(blocks.destAddress, blocks.destBatchStride,
+                  blocks.destBandStride, blocks.destInnerStride, batch, inner,
+                  e);
+      if (axis < extent) {
+        const int64_t source =
+            planned(blocks.sourceAddress, blocks.sourceBatchStride,
+                    blocks.sourceBandStride, blocks.sourceInnerStride, batch,
+                    inner, e);
+        if (source != reference(*from, batch, row, col) ||
+            dest != reference(*to, batch, row, col))
+          return false;
+      }
+      if (!record)
+        continue;
+      const int64_t t = dest - tailStart;
+      if (axis < extent) {
+        if (t < 0 || t >= tailNibbles || written[t])
+          return false;
+        written[t] = 1;
+      } else if (t < 0 || t >= tailNibbles) {
+        storesLandOnPadding = false;
+      } else {
+        missing.push_back({t, 2});
+      }
+    }
+    return true;
+  };
+  for (int64_t inner = 0; inner < blocks.blocksPerBand; ++inner)
+    if (!visit(0, inner, /*record=*/true))
+      return;
+  if (batches > 1 && !visit(batches - 1, 0, /*record=*/false))
+    return;
+  (void)batchNibbles;
+  // The tail's bytes and their kinds, from the planner's runs.
+  std::vector<int8_t> kind(g.batchTailBytes, -1); // -1: written by no gap
+  for (auto [run, elements] :
+       llvm::zip(g.batchTailRuns, g.batchTailRunHoldsElements))
+    for (int64_t k = run.first; k < run.first + run.second; ++k)
+      kind[k] = elements;
+  // Where the edge band writes every element of the tail (none lie in the
+  // spans' gaps, and it writes as many as the blocks leave), the rest of
+  // the tail is padding, also the bytes that the planner's runs gave to the
+  // elements (short padding next to them).
+  int64_t present = 0;
+  for (uint8_t w : written)
+    present += w;
+  const bool tailIsPaddingNow =
+      !llvm::is_contained(g.spanGapHoldsElements, true) &&
+      present == rows * cols - g.bandsPerBatch * blocks.blocksPerBand *
+                                   blockElements;
+  if (tailIsPaddingNow)
+    for (int8_t &k : kind)
+      if (k > 0)
+        k = 0;
+  // Missing elements may take zeros only where the tail is padding, each
+  // nibble once.
+  for (auto [t, value] : missing)
+    if (kind[t / 2] != 0 || written[t])
+      storesLandOnPadding = false;
+  if (storesLandOnPadding) {
+    edge.maskStores = false;
+    for (auto [t, value] : missing)
+      written[t] = value;
+  }
+  // Whole bytes only; what is left of the tail keeps its kind.
+  SmallVector<std::pair<int64_t, int64_t>> runs;
+  SmallVector<bool> holdsElements;
+  for (int64_t k = 0; k < g.batchTailBytes; ++k) {
+    const bool low = written[2 * k], high = written[2 * k + 1];
+    if (low != high)
+      return;
+    if (low || kind[k] < 0)
+      continue;
+    if (!runs.empty() && runs.back().first + runs.back().second == k &&
+        holdsElements.back() == bool(kind[k]))
+      ++runs.back().second;
+    else {
+      runs.push_back({k, 1});
+      holdsElements.push_back(kind[k]);
+    }
+  }
+  plan.geometry.batchTailRuns = std::move(runs);
+  plan.geometry.batchTailRunHoldsElements = std::move(holdsElements);
+  plan.geometry.gapsHoldElements =
+      llvm::is_contained(plan.geometry.batchTailRunHoldsElements, true) ||
+      llvm::is_contained(plan.geometry.spanGapHoldsElements, true);
+  plan.edge = std::move(edge);
+}
+
 /// The tile plan; with `allowPairing`, blocks may be paired (TilePlan's
 /// innerStep, bandStep), and `paired` says whether they were.
 std::optional<TilePlan> planTilesWith(const ::microscale::ref::Layout &from,
                                       const ::microscale::ref::Layout &to,
-                                      bool allowPairing, bool &paired) {
+                                      bool allowPairing, bool allowEdgeBand,
+                                      bool &paired) {
   paired = false;
   // Plans with gaps too (padding, edges): the gap kernel writes those.
   // Blocks of a warp's worth at least where the tensor has them; else
@@ -243,6 +461,7 @@ std::optional<TilePlan> planTilesWith(const ::microscale::ref::Layout &from,
                           << geometry->blocksPerBand << " blocks, "
                           << geometry->spanGaps.size() << " gaps per span, "
                           << geometry->batchTailBytes << " tail bytes\n");
+  const BlockConversionPlan blocks = *geometry;
   BlockAddressBits sourceBits = geometry->sourceAddress;
   BlockAddressBits destBits = geometry->destAddress;
   // Blocks too small for a warp of threads: take 2, 4, ... neighbouring
@@ -456,16 +675,20 @@ std::optional<TilePlan> planTilesWith(const ::microscale::ref::Layout &from,
     if (plan.sourceRank[plan.sourceState[p]] != p ||
         plan.destRank[plan.targetState[p]] != p)
       return std::nullopt;
+  if (allowEdgeBand)
+    planEdgeBand(plan, blocks, from, to);
   return plan;
 }
 
 /// The tile plan, paired blocks where they plan, else unpaired ones.
 std::optional<TilePlan> planTiles(const ::microscale::ref::Layout &from,
-                                  const ::microscale::ref::Layout &to) {
+                                  const ::microscale::ref::Layout &to,
+                                  bool allowEdgeBand = true) {
   bool paired = false;
-  std::optional<TilePlan> plan = planTilesWith(from, to, true, paired);
+  std::optional<TilePlan> plan =
+      planTilesWith(from, to, true, allowEdgeBand, paired);
   if (!plan && paired)
-    plan = planTilesWith(from, to, false, paired);
+    plan = planTilesWith(from, to, false, allowEdgeBand, paired);
   return plan;
 }
 
@@ -632,6 +855,8 @@ public:
       /// i1: the tile holds only the first blocks of its inner (band)
       /// pairs; null where no tile does.
       Value halfInner, halfBand;
+      /// i1: the tile is of the edge band; null where there is none.
+      Value edge;
     };
     SmallVector<Tile> tiles;
     const int64_t innerTiles = plan.getInnerTiles();
@@ -658,17 +883,23 @@ public:
         halfInner = isLast(innerTile, innerTiles);
       if (plan.isHalfBand())
         halfBand = isLast(bandTile, bandTiles);
+      Value edge;
+      if (plan.edge)
+        edge = isLast(bandTile, bandTiles);
       tiles.push_back(
           {base(g.sourceBatchStride, g.sourceBandStride, g.sourceInnerStride),
            base(g.destBatchStride, g.destBandStride, g.destInnerStride),
-           e.mul(e.add(group, s * groups), tileWords), halfInner, halfBand});
+           e.mul(e.add(group, s * groups), tileWords), halfInner, halfBand,
+           edge});
     }
-    // Whether run `threadRuns + constRuns` (their bits disjoint) of a half
-    // tile lies in a missing block: a pair's bit is a run-index bit on
-    // either side. Null where no tile misses any.
+    // Whether run `threadRuns + constRuns` (their bits disjoint) of the
+    // source or destination side lies in a missing block: a half tile's
+    // (a pair's bit is a run-index bit on either side), or past the edge
+    // band's extent. Null where no tile misses any.
     auto inMissingBlock = [&](const Tile &t, Value threadRuns,
-                              int64_t constRuns, ArrayRef<int> rank,
-                              int runBits) -> Value {
+                              int64_t constRuns, bool sourceSide) -> Value {
+      ArrayRef<int> rank = sourceSide ? plan.sourceRank : plan.destRank;
+      const int runBits = sourceSide ? plan.sourceRunBits : plan.destRunBits;
       Value missing;
       for (auto [half, bit] : {std::pair{t.halfInner, plan.innerPairBit},
                                std::pair{t.halfBand, plan.bandPairBit}}) {
@@ -683,6 +914,24 @@ public:
                         arith::AndIOp::create(b, loc, threadRuns,
                                               e.index(runBit)),
                         e.index(0)));
+        missing = missing ? arith::OrIOp::create(b, loc, missing, here)
+                          : here;
+      }
+      // In the edge band, runs whose axis index reaches the extent.
+      if (t.edge && (sourceSide || plan.edge->maskStores)) {
+        const TilePlan::EdgeBand &edge = *plan.edge;
+        ArrayRef<std::pair<int, int>> moves =
+            sourceSide ? edge.sourceMoves : edge.destMoves;
+        const int shift = sourceSide ? edge.sourceShift : edge.destShift;
+        int64_t constAxis = 0;
+        for (auto [from, to] : moves)
+          if ((constRuns >> from) & 1)
+            constAxis |= int64_t(1) << to;
+        Value axis = e.add(scatter(threadRuns, moves), constAxis);
+        Value beyond = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::uge, axis,
+            e.index(edge.extent >> shift));
+        Value here = e.andI1(t.edge, beyond);
         missing = missing ? arith::OrIOp::create(b, loc, missing, here)
                           : here;
       }
@@ -726,7 +975,7 @@ public:
                                             llvm::MaybeAlign(run));
             };
             Value missing = inMissingBlock(t, threadRuns, constRuns,
-                                           plan.sourceRank, plan.sourceRunBits);
+                                           /*sourceSide=*/true);
             if (!missing)
               return emitLoad(b);
             // Nothing is read past the tensor; the missing block's
@@ -800,7 +1049,7 @@ public:
                 runOffset(constRuns, plan.destRunBits, plan.destPositions,
                           plan.destRowShift, plan.destPitchBytes));
             Value missing = inMissingBlock(t, threadRuns, constRuns,
-                                           plan.destRank, plan.destRunBits);
+                                           /*sourceSide=*/false);
             OpBuilder::InsertionGuard guard(b);
             if (missing) {
               auto ifPresent = scf::IfOp::create(
@@ -1114,6 +1363,12 @@ planStagedConversion(ConvertStorageOp op, int64_t tilesInSequence) {
   std::optional<TilePlan> plan = planTiles(*from, *to);
   if (!plan)
     return std::nullopt;
+  // An edge band whose tail runs the gap table cannot hold: without it.
+  if (plan->edge && !plan->geometry.coversDestination() &&
+      !GapPieces::build(plan->geometry, conversion.unitBytes))
+    plan = planTiles(*from, *to, /*allowEdgeBand=*/false);
+  if (!plan)
+    return std::nullopt;
   StagedConversion staged;
   staged.plan = std::move(*plan);
   staged.sourceBytes = from->getStorageBytes();
@@ -1340,13 +1595,35 @@ bool mlir::microscale::emulateTiledConversionOnHost(ConvertStorageOp op,
   Value bBuffer = memref::AllocaOp::create(builder, loc, sharedType,
                                            ValueRange{},
                                            builder.getI64IntegerAttr(16));
+  // The GPU runs the blocks in any order, and the gap blocks beside the
+  // tiles: the emulation runs the gap threads first and the tiles in a
+  // scattered order (block i * P mod the count, P a prime that does not
+  // divide it), so that a block writing bytes another block owns shows as
+  // a wrong result.
+  if (staged->gaps) {
+    Operation *module = op->getParentOfType<ModuleOp>();
+    std::string name = "convert_storage_gaps_table";
+    for (int i = 0; SymbolTable::lookupSymbolIn(module, name); ++i)
+      name = "convert_storage_gaps_table_" + std::to_string(i);
+    Value table = getGapTable(builder, loc, module, name, staged->gaps->table);
+    auto threads = scf::ForOp::create(builder, loc, e.index(0),
+                                      e.index(staged->getGapThreads()),
+                                      e.index(1));
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(threads.getBody());
+    emitGapThread(builder, loc, *staged, StorageConversion(op), table,
+                  op.getSource(), op.getDest(), threads.getInductionVar());
+  }
+  const int64_t numBlocks = staged->getNumBlocks();
+  int64_t stride = 7919;
+  while (numBlocks % stride == 0)
+    stride += 2;
   auto blocks = scf::ForOp::create(builder, loc, e.index(0),
-                                   e.index(staged->getNumBlocks()),
-                                   e.index(1));
+                                   e.index(numBlocks), e.index(1));
   {
     OpBuilder::InsertionGuard blockGuard(builder);
     builder.setInsertionPointToStart(blocks.getBody());
-    Value block = blocks.getInductionVar();
+    Value block = e.rem(e.mul(blocks.getInductionVar(), stride), numBlocks);
     TileEmitter emitter(builder, loc, staged->plan);
     emitter.onHost = true;
     // Each phase for every thread of the block in turn: a barrier is the
@@ -1361,21 +1638,6 @@ bool mlir::microscale::emulateTiledConversionOnHost(ConvertStorageOp op,
                         staged->groups, staged->sequence, block,
                         threads.getInductionVar());
     }
-  }
-  // The gap kernel: each of its threads in turn, after every tile.
-  if (staged->gaps) {
-    Operation *module = op->getParentOfType<ModuleOp>();
-    std::string name = "convert_storage_gaps_table";
-    for (int i = 0; SymbolTable::lookupSymbolIn(module, name); ++i)
-      name = "convert_storage_gaps_table_" + std::to_string(i);
-    Value table = getGapTable(builder, loc, module, name, staged->gaps->table);
-    auto threads = scf::ForOp::create(builder, loc, e.index(0),
-                                      e.index(staged->getGapThreads()),
-                                      e.index(1));
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(threads.getBody());
-    emitGapThread(builder, loc, *staged, StorageConversion(op), table,
-                  op.getSource(), op.getDest(), threads.getInductionVar());
   }
   op.erase();
   return true;

@@ -80,6 +80,24 @@ func.func @paired_half_tiles(%src: memref<?xi8>, %dst: memref<?xi8>) {
 
 // -----
 
+// gpt-oss's strided<-2> -> blackwell_shuffled_value<128, 256>: the
+// shuffled layout's blocks are 128 K rows, and K = 2880 = 22.5 x 128. A
+// 23rd band per batch takes the last 64 rows: its loads past K give zeros,
+// which its stores write into the destination's K padding. The gap blocks
+// are left padding only (16-byte zeros), not the edge rows one byte per
+// thread: 32 x 23 x 360 tiles of 32 threads, four to a block (66240
+// blocks), then 8832 gap blocks.
+!ks = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.strided<major_dim = -2>>
+!kb = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>>
+// CHECK-LABEL: func.func @edge_band
+// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_{{[0-9]+}} blocks in (%c75072, %c1, %c1) threads in (%c128, %c1, %c1)
+func.func @edge_band(%src: memref<?xi8>, %dst: memref<?xi8>) {
+  microscale.convert_storage values %src, %dst : !ks -> !kb, memref<?xi8>, memref<?xi8>
+  return
+}
+
+// -----
+
 // Not staged: padded storage (K = 130 pads the Hopper image), a unit
 // range, and scales take the per-unit kernel with its unit range.
 !sp = !microscale.qtensor<130x64, f4E2M1FN, f8E8M0FNU, block = 2, axis = 0, values = #microscale.strided<major_dim = -1>>

@@ -849,6 +849,7 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
             llvm::is_contained(plan.spanGapHoldsElements, true);
         plan.sourceAddress = c.sourceBits;
         plan.destAddress = c.destBits;
+        plan.innerAlongCols = innerAlongCols;
         if (!plan.coversDestination() &&
             to.getStorageBytes() < minBytesWithGaps)
           return std::nullopt;

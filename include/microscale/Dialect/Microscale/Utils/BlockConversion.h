@@ -111,6 +111,9 @@ struct BlockConversionPlan {
   /// it starts at byte batch * batchStride + band * bandStride +
   /// i * innerStride, on either side.
   int64_t bandsPerBatch = 0;
+  /// Whether a band's blocks lie along the columns (the bands then step
+  /// down the rows), else along the rows.
+  bool innerAlongCols = true;
   int64_t sourceBatchStride = 0, sourceBandStride = 0, sourceInnerStride = 0;
   int64_t destBatchStride = 0, destBandStride = 0, destInnerStride = 0;
 

@@ -3,7 +3,8 @@
 # microscale-gpu-to-ptx) of the matmul benchmark as cubins (ptxas here):
 # small correctness shapes, issue 8's benchmark shapes and its MoE case.
 #   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR [sweep]
-# With "sweep", the decode shapes instead, at several tilings; with "check",
+# With "hopper", the Hopper-layout kernel on the decode shapes beside the
+# K-major one. With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -105,7 +106,64 @@ MLIR
   done
   rm -f "$out/$name.lowered.mlir" "$out/$name.mlir"
 }
-if [ "$mode" = split-sweep ]; then
+# The weight in the Hopper value and scale layouts (mma_version 3, scale
+# num_warps 4): the Hopper-layout decode kernel. cases.txt gets the entry,
+# dynamic = 0 and the layout ("hopper4": matmul-bench stores its weight
+# through the reference library's Hopper layouts).
+#   emit_hopper M K N [split warp-columns]
+emit_hopper() {
+  local m=$1 k=$2 n=$3 split=${4:-0} cols=${5:-0}
+  local name="mm_hl_${m}_${k}_${n}_s${split}_c${cols}"
+  local options="matmul-split-k=$split matmul-warp-columns=$cols"
+  # Storage of the Hopper images: N padded to 256 (values) and 128 (scales,
+  # 32 x num_warps), K/2 bytes padded to 64, K/32 blocks padded to 2.
+  local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
+  local kb=$(( (k / 2 + 63) / 64 * 64 )) ks=$(( (k / 32 + 1) / 2 * 2 ))
+  local vbytes=$((np * kb)) sbytes=$((ns * ks))
+  local type="!microscale.qtensor<${k}x${n}, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>"
+  cat > "$out/$name.mlir" <<MLIR
+func.func @mm(%a: memref<${m}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<${m}x${n}xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<${m}x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<${m}x${n}xbf16>
+  return
+}
+MLIR
+  local pipeline="builtin.module(microscale-nvvm-set-tiling{$options},microscale-gpu-to-ptx"
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="$pipeline{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="$pipeline)" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  local threads grid
+  threads=$(grep -oE '\.(req|max)ntid [0-9]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
+  grid=$(grep -oE 'blocks in \([^)]*\)' "$out/$name.lowered.mlir" |
+         grep -oE '%c[0-9]+' | sed 's/%c//' | tr '\n' ' ')
+  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  rm "$out/$name.lowered.mlir" "$out/$name.mlir"
+  echo "$m $k $n $threads $name ${grid}0 $m mixed_matmul_hopper_0 0 hopper4" >> "$out/cases.txt"
+}
+if [ "$mode" = hopper ]; then
+  # Correctness first: a half last chunk, partial column tiles, odd M, 8
+  # row tiles, uneven split ranges.
+  emit_hopper 1 64 16
+  emit_hopper 5 160 40
+  emit_hopper 33 96 48
+  emit_hopper 64 640 200 3
+  # The decode shapes beside the K-major kernel and cuBLAS (same run);
+  # K = 1504, N = 1000: neither a multiple of the 64-K chunk nor of the
+  # 16-column tile.
+  for kn in "2880 5760" "2880 2880" "8192 8192" "1504 1000"; do
+    for m in 1 16 64; do
+      emit_hopper $m $kn
+      emit $m $kn
+    done
+  done
+  # Beside the planner's choices: 32 columns per warp, and more warps.
+  for kn in "2880 5760" "8192 8192"; do
+    emit_hopper 1 $kn 0 32
+    emit_hopper 1 $kn 8
+    emit_hopper 16 $kn 0 32
+  done
+elif [ "$mode" = split-sweep ]; then
   for split in 2 3 4 5 6 8 12; do
     emit 1 2880 5760 0 1 $split
     emit 16 2880 5760 0 16 $split

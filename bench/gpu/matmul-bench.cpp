@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Reference/FloatFormats.h"
 #include "microscale/Reference/MXFormat.h"
+#include "microscale/Reference/TritonLayouts.h"
 #include "microscale/Runtime/CUDA/CudaDriver.h"
 
 #include "BenchSupport.h"
@@ -62,7 +63,9 @@ int main(int argc, char **argv) {
 
   std::ifstream cases(dir + "/cases.txt");
   // A case: m k n threads name gridX gridY gridZ experts tokens [entry
-  // dynamic]: the cubin `name`.cubin, its kernel `entry` (mixed_matmul_0),
+  // dynamic [layout]]: the cubin `name`.cubin, its kernel `entry`
+  // (mixed_matmul_0), the weight's layout (kmajor, or hopper<W>: the Hopper
+  // value layout and the Hopper scale layout of num_warps W),
   // and with dynamic = 1 a kernel of rows known at run time only (one
   // variant of those the host code chooses from; it takes the ragged, lhs
   // and out rows as three more arguments). Dense
@@ -78,12 +81,12 @@ int main(int argc, char **argv) {
   std::string line;
   while (std::getline(cases, line)) {
     std::istringstream fields(line);
-    std::string entry = "mixed_matmul_0";
+    std::string entry = "mixed_matmul_0", layout = "kmajor";
     int dynamicRows = 0;
     if (!(fields >> m >> k >> n >> threads >> name >> gridX >> gridY >>
           gridZ >> experts >> tokens))
       continue;
-    fields >> entry >> dynamicRows;
+    fields >> entry >> dynamicRows >> layout;
     const int64_t batches = experts ? experts : 1;
     std::normal_distribution<float> gauss(0.0f, 1.0f);
     std::vector<uint16_t> a(tokens * k);
@@ -146,21 +149,49 @@ int main(int argc, char **argv) {
     };
     const float globalScale = 1.0f;
 
+    // A Hopper-layout case ("hopper<W>", dense only): the same codes stored
+    // into Triton's Hopper value layout (mma_version 3) and scale layout
+    // (num_warps W) by the reference library; the device gets those bytes.
+    std::vector<uint8_t> deviceValues = values, deviceScales = scaleCodes;
+    if (layout.rfind("hopper", 0) == 0 && !experts) {
+      const int warps = std::stoi(layout.substr(6));
+      std::vector<uint8_t> codes(k * n);
+      for (int64_t kk = 0; kk < k; ++kk)
+        for (int64_t nn = 0; nn < n; ++nn) {
+          const uint8_t byte = values[(nn * k + kk) / 2];
+          codes[kk * n + nn] = kk % 2 ? byte >> 4 : byte & 0xF;
+        }
+      std::string error;
+      auto valueLayout = ref::makeHopperValueLayout({k, n}, -2, 3, &error);
+      auto scaleLayout =
+          ref::makeHopperScaleLayout({k / 32, n}, -2, warps, &error);
+      if (!valueLayout || !scaleLayout) {
+        std::printf("# %s: %s\n", name.c_str(), error.c_str());
+        return 1;
+      }
+      deviceValues.assign(valueLayout->getStorageBytes(), 0);
+      deviceScales.assign(scaleLayout->getStorageBytes(), 0);
+      valueLayout->store(codes.data(), deviceValues.data());
+      scaleLayout->store(scaleCodes.data(), deviceScales.data());
+    }
     cuda::Module module = driver.loadModule(bench::readFile(dir + "/" + name + ".cubin"));
     cuda::Function kernel = driver.getFunction(module, entry);
     // Several copies of the weight, rotated in the timing loop, so that a
     // weight smaller than the 50 MB L2 is still read from device memory.
     const size_t weightBytes = values.size() + scaleCodes.size();
     const int copies = static_cast<int>(std::min<size_t>(
-        16, std::max<size_t>(1, (size_t(256) << 20) / weightBytes)));
+        16, std::max<size_t>(1, (size_t(256) << 20) /
+                                    (deviceValues.size() + deviceScales.size()))));
     cuda::DevicePtr da = driver.allocate(a.size() * 2),
                     dout = driver.allocate(m * n * 2);
     std::vector<cuda::DevicePtr> dv(copies), ds(copies);
     for (int c = 0; c < copies; ++c) {
-      dv[c] = driver.allocate(values.size());
-      ds[c] = driver.allocate(scaleCodes.size());
-      driver.copyToDevice(dv[c], values.data(), values.size(), stream);
-      driver.copyToDevice(ds[c], scaleCodes.data(), scaleCodes.size(), stream);
+      dv[c] = driver.allocate(deviceValues.size());
+      ds[c] = driver.allocate(deviceScales.size());
+      driver.copyToDevice(dv[c], deviceValues.data(), deviceValues.size(),
+                          stream);
+      driver.copyToDevice(ds[c], deviceScales.data(), deviceScales.size(),
+                          stream);
     }
     cuda::DevicePtr doffsets = 0, dcounts = 0, dgather = 0, dscatter = 0;
     if (experts) {

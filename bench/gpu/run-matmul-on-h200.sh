@@ -49,4 +49,13 @@ if [ -f "$sass_cubin" ]; then
     | awk '{print $2}' | sed 's/\..*//' | sort | uniq -c | sort -rn | head -16 | tr '\n' ' '
   echo
 fi
+# The same for the Hopper-layout kernels of the "hopper" kernel set.
+for name in mm_hl_1_8192_8192_s0_c0 mm_hl_16_8192_8192_s0_c0; do
+  [ -f "$kernels/$name.cubin" ] || continue
+  cuobjdump --dump-sass "$kernels/$name.cubin" > "$out/$name.sass"
+  echo "SASS opcodes, $name (whole kernel):"
+  grep -oE '^\s+/\*[0-9a-f]+\*/\s+[A-Z][A-Z0-9_.]+' "$out/$name.sass" \
+    | awk '{print $2}' | sed 's/\..*//' | sort | uniq -c | sort -rn | head -16 | tr '\n' ' '
+  echo
+done
 exit $status

@@ -69,6 +69,10 @@
 // writing output row scatter[r] where those are given. Indices outside
 // their tensors are never dereferenced: such rows are skipped.
 //
+// A weight in Triton's Hopper value layout goes to the kernel of
+// HopperLayoutMatmulKernel.cpp instead (outlineMixedMatmul dispatches); the
+// split-K model both use is nvvm::chooseSplitK (MatmulPlanning.h).
+//
 // Rows per warp: 8 or 16 at decode sizes, 32 or 64 above (each decoded
 // weight fragment then feeds 4 or 8 mmas; their activations are always
 // staged). Not yet: reuse of the dequantized weight across warps (a large
@@ -78,6 +82,8 @@
 #include "microscale/Conversion/NVVM/Passes.h"
 #include "llvm/Support/MathExtras.h"
 
+#include "microscale/Conversion/NVVM/HopperLayoutMatmul.h"
+#include "MatmulPlanning.h"
 #include "OutlineSupport.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
 
@@ -208,7 +214,10 @@ static LogicalResult checkSupported(MixedMatmulStorageOp op) {
     return op.emitOpError()
            << "NVIDIA lowering needs the weight values stored K-major "
               "(#microscale.strided<major_dim = -2>), got "
-           << Attribute(rhs.getValueLayout()) << "; convert_layout first";
+           << Attribute(rhs.getValueLayout())
+           << "; convert_layout first (to it, or to "
+              "#microscale.hopper_value<mx_axis = -2, mma_version = 3>, "
+              "which has a decode kernel of its own)";
   const int64_t k = rhs.getShape()[rank - 2], n = rhs.getShape()[rank - 1];
   if (k % 32 || n % 8 || k == 0 || n == 0)
     return op.emitOpError()
@@ -281,59 +290,21 @@ static int64_t estimateRegisters(const MatmulPlan &p, bool staged) {
                                         (weight + activations) / 8);
 }
 
-/// The warps per block that split K, from a model of the time of a
-/// decode-sized product in units of the memory latency L: each warp's
-/// range takes about one L per chunk (its loads are one chunk ahead) and
-/// one more to start; the blocks run in waves of what the SMs hold at
-/// once (by threads, and registers by the estimate); and the whole weight
-/// cannot come faster than the bandwidth, i.e. its bytes over the bytes
-/// in flight that cover L at full bandwidth (Little's law on the chip
-/// model). Registers go to a block for whole groups of warps: a block of
-/// 9 warps holds the registers of 12, and fewer of its blocks fit (the H200
-/// sweep in docs/performance.md: 9 warps 1.8x slower than 8 on 14336 x
-/// 4096). The fewest warps of the cheapest time; any count, not a power of
-/// two (the warps' K ranges may differ by one chunk). Staged plans take a
-/// split that divides the chunks (their ring loops run in step).
+/// The warps per block that split K (nvvm::chooseSplitK's model): each
+/// warp has one chunk loaded ahead; staged plans take a split that
+/// divides the chunks (their ring loops run in step).
 static int64_t chooseSplit(const MatmulPlan &p, bool staged, int64_t blocks,
                            const nvvm::NVIDIAChip &chip, int64_t smCount) {
-  const int64_t warpRegisters = static_cast<int64_t>(
-      llvm::alignTo(estimateRegisters(p, staged), 8) * 32);
-  const double weightBytes =
-      static_cast<double>(p.n) * (p.k / 2 + p.k / 32) *
-      std::max<int64_t>(1, p.experts);
-  const double inFlight =
-      static_cast<double>(chip.bytesInFlightPerSM(smCount)) * smCount;
-  const double bandwidthSteps = weightBytes / inFlight;
-  int64_t best = 1;
-  double bestTime = 0;
-  for (int64_t split = 1; split <= p.chunks; ++split) {
-    const int64_t warps = split * p.columnWarps;
-    // A block must fit on an SM, registers allocated for whole groups of
-    // warps (else the backend caps the registers and spills).
-    if (warps * 32 > chip.maxThreadsPerBlock ||
-        static_cast<int64_t>(
-            llvm::alignTo(warps, chip.registerAllocationWarps)) *
-                warpRegisters >
-            chip.registersPerSM)
-      break;
-    if ((staged || p.stage > 1) && p.chunks % (split * p.stage))
-      continue;
-    const int64_t perSM = std::min<int64_t>(
-        chip.maxThreadsPerSM / 32 / warps,
-        chip.registersPerSM /
-            (static_cast<int64_t>(
-                 llvm::alignTo(warps, chip.registerAllocationWarps)) *
-             warpRegisters));
-    const int64_t waves = llvm::divideCeil(blocks, smCount * perSM);
-    const double time = std::max(
-        bandwidthSteps,
-        static_cast<double>(waves * (llvm::divideCeil(p.chunks, split) + 1)));
-    if (split == 1 || time < bestTime) {
-      best = split;
-      bestTime = time;
-    }
-  }
-  return best;
+  nvvm::SplitKProblem problem;
+  problem.chunks = p.chunks;
+  problem.chunksInFlight = 1;
+  problem.columnWarps = p.columnWarps;
+  problem.registersPerThread = estimateRegisters(p, staged);
+  problem.blocks = blocks;
+  problem.weightBytes = static_cast<double>(p.n) * (p.k / 2 + p.k / 32) *
+                        std::max<int64_t>(1, p.experts);
+  problem.divisorStep = staged || p.stage > 1 ? p.stage : 0;
+  return nvvm::chooseSplitK(problem, chip, smCount);
 }
 
 /// Chooses the tiling (options of 0 are chosen from the shape) or reports
@@ -1398,6 +1369,11 @@ LogicalResult mlir::microscale::outlineMixedMatmul(
     MixedMatmulStorageOp op, gpu::GPUModuleOp kernels, unsigned index,
     const nvvm::NVIDIAChip &chip, int64_t smCount,
     const MixedMatmulOptions &options) {
+  // A weight in Triton's Hopper value layout has a kernel of its own
+  // (HopperLayoutMatmulKernel.cpp), which takes it or says what to do.
+  if (hasHopperLayoutWeight(op))
+    return outlineHopperLayoutMatmul(op, kernels, index, chip, smCount,
+                                     options);
   if (failed(checkSupported(op)))
     return failure();
   if (!chip.hasCpAsync)

@@ -1,0 +1,1016 @@
+//===- HopperLayoutMatmulKernel.cpp - bf16 x MXFP4 from the Hopper layout -===//
+//
+// mixed_matmul_storage at decode sizes (at most 64 activation rows) with the
+// weight [K, N] in #microscale.hopper_value<mx_axis = -2, mma_version = 3>
+// and its scales in #microscale.hopper_scale<mx_axis = -2, num_warps = W>:
+// one kernel of mma.sync m16n8k16 (bf16 in, f32 accumulators), the weight
+// as the A operand (its rows are weight columns), the activations as B.
+//
+// Why this layout feeds mma.sync with no permute (layouts.md section 3).
+// Weight column n, byte kb = k / 2 of K sits in image row
+// 4 (n / 16) + (n / 2) % 4, word 32 (kb / 32) + 16 (n % 2) + 4 (kb % 4) +
+// (kb / 8) % 4, slot 2 ((kb / 4) % 2) + (n / 8) % 2. So the word of lane
+// (g, q) = (lane / 4, lane % 4) of 16-column tile t, 64-K chunk c and
+// 16-K step j holds columns n = 16 t + g and n + 8 at K = 64 c + 16 j +
+// 2 q + {0, 1} and + 8: exactly the lane's A fragment of that step, and
+// seed 000's decode (HopperWordDecode.h) puts its slots 0..3 in the order
+// of a0..a3. The lane's four words of a chunk (j = 0..3) are consecutive:
+// one 16-byte load at byte 128 c + 64 (g % 2) + 16 q of image row
+// 4 t + g / 2, and a warp's load is 4 whole 128-byte lines (4 image rows).
+//
+// Scales: the four codes a lane needs per chunk (K blocks 2c, 2c + 1 of
+// columns n, n + 8) are one aligned word of the hopper_scale image, bytes
+// (2c, n), (2c, n + 8), (2c + 1, n), (2c + 1, n + 8), at column
+// 64 c + 32 ((t / W) % 2) + 4 g of row W (t / 2W) + t % W.
+//
+// Activations: the B fragment of step j pairs the same K, i.e. the bf16
+// pairs 32 c + 8 j + q and + 4 of the lane's activation row: 4-byte loads
+// (the four lanes of a row read 16 consecutive bytes; rows past M read
+// row M - 1, whose products land in output rows never stored).
+//
+// Decode and scale: one mul.rn.bf16x2 per pair by 2^(s-1) (the bias folded
+// into the scale, exact for codes <= 128: HopperWordDecode.h). The matmul
+// takes that path for a chunk when every scale code of the warp's chunk is
+// below 128 (one AND per scale word, then a warp vote: mma.sync needs the
+// whole warp), else the exact two multiplies; both are exact.
+//
+// Bytes in flight: a warp keeps `depth` chunks loaded ahead in registers
+// (512 bytes of weight per 16 columns per chunk), so that few registers
+// (no accumulator tiles past the tokens) carry many loads.
+//
+// Split K: a block is `split` warps on the same columns, warp s over chunks
+// [s C / S, (s + 1) C / S) (any S up to C); their f32 sums meet in shared
+// memory and warp 0 adds them in warp order and stores (deterministic). S
+// comes from the chip model (nvvm::chooseSplitK, MatmulPlanning.h). The
+// grid is one block per `columnGroups` 16-column tiles. Columns past N are
+// the image's padding (the layout pads N to 256): read, never stored. K a
+// multiple of 32 but not of 64 ends in a half chunk: its upper words and
+// activations are selected to zero (nothing past K is read).
+//
+//===----------------------------------------------------------------------===//
+#include "microscale/Conversion/NVVM/HopperLayoutMatmul.h"
+#include "microscale/Conversion/NVVM/Passes.h"
+
+#include "HopperWordDecode.h"
+#include "MatmulPlanning.h"
+#include "OutlineSupport.h"
+#include "microscale/Conversion/GPUCommon/KernelFunction.h"
+#include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::microscale;
+using namespace mlir::microscale::codegen;
+
+namespace {
+
+/// K values per chunk: one 16-byte load per lane and 16 columns.
+constexpr int64_t kChunkK = 64;
+/// The most activation rows the decode kernel takes (8 row tiles).
+constexpr int64_t kMaxRows = 64;
+
+/// The kernel's shape and tiling.
+struct HopperMatmulPlan {
+  int64_t m, k, n;
+  int64_t rowTiles;     // 8-row tiles of activations: ceil(m / 8)
+  int64_t columnGroups; // 16-column tiles per warp
+  int64_t depth;        // chunks a warp has loaded ahead
+  int64_t split;        // warps per block, each over a range of K chunks
+  int64_t chunks;       // ceil(k / 64)
+  bool tail;            // k % 64 == 32: the last chunk is half
+  int64_t rowBytes;     // bytes of a value image row (4 * KB padded to 64)
+  int64_t scaleRowBytes; // bytes of a scale image row (32 * Ks padded to 2)
+  int64_t scaleWarps;   // W of the scale layout
+  // Activations through a per-warp shared-memory ring of `depth` chunks
+  // (cp.async), read back as 4-byte words: with more than one row, the
+  // lanes' 4-byte loads from global memory would touch one line per row.
+  bool staged = false;
+
+  int64_t columnTiles() const { return llvm::divideCeil(n, 16); }
+  int64_t blocks() const {
+    return llvm::divideCeil(columnTiles(), columnGroups);
+  }
+  int64_t accumulators() const { return 4 * columnGroups * rowTiles; }
+  // Per chunk and lane: 4 weight words and a scale word per column group,
+  // 8 activation words per row tile (unless staged).
+  int64_t chunkValues() const {
+    return 5 * columnGroups + (staged ? 0 : 8 * rowTiles);
+  }
+  // The ring: per warp and slot, 8 rowTiles rows of a chunk's 128 bytes,
+  // rows 144 bytes apart so that the lanes' word reads (row g, word
+  // q + 4i) hit 32 distinct banks and cp.async stays 16-byte aligned.
+  static constexpr int64_t kRingRowBytes = 144;
+  int64_t ringRows() const { return 8 * rowTiles; }
+  int64_t warpRingBytes() const {
+    return staged ? depth * ringRows() * kRingRowBytes : 0;
+  }
+};
+
+/// One chunk's loads, as a lane holds them.
+struct ChunkWords {
+  SmallVector<Value, 16> weight;     // [columnGroup][step j]
+  SmallVector<Value, 4> scale;       // [columnGroup]
+  SmallVector<Value, 64> activation; // [rowTile][8]: word i is K 8i + 2q
+
+  SmallVector<Value> flatten() const {
+    SmallVector<Value> all(weight.begin(), weight.end());
+    all.append(scale.begin(), scale.end());
+    all.append(activation.begin(), activation.end());
+    return all;
+  }
+  static ChunkWords unflatten(const HopperMatmulPlan &p, ValueRange all) {
+    ChunkWords d;
+    const int64_t w = 4 * p.columnGroups, s = p.columnGroups;
+    d.weight.assign(all.begin(), all.begin() + w);
+    d.scale.assign(all.begin() + w, all.begin() + w + s);
+    d.activation.assign(all.begin() + w + s, all.end());
+    return d;
+  }
+};
+} // namespace
+
+bool mlir::microscale::hasHopperLayoutWeight(MixedMatmulStorageOp op) {
+  return isa<HopperValueAttr>(op.getRhsType().getValueLayout());
+}
+
+/// Whether the kernel takes `op`; the diagnostics name what to do instead.
+static LogicalResult checkHopperLayoutMatmul(MixedMatmulStorageOp op,
+                                             const nvvm::NVIDIAChip &chip) {
+  QTensorType rhs = op.getRhsType();
+  const int64_t rank = rhs.getRank();
+  auto values = cast<HopperValueAttr>(rhs.getValueLayout());
+  auto scales = dyn_cast<HopperScaleAttr>(rhs.getScaleLayout());
+  auto lhs = cast<MemRefType>(op.getLhs().getType());
+  auto isKAxis = [&](int64_t axis) { return axis == -2 || axis == rank - 2; };
+  if (!lhs.getElementType().isBF16())
+    return op.emitOpError()
+           << "NVIDIA lowering takes bf16 activations, got " << Type(lhs);
+  if (rhs.getFormat().getReferenceFormat() !=
+      ::microscale::ref::MXFormat::mxfp4())
+    return op.emitOpError() << "NVIDIA lowering takes an mxfp4 weight, got "
+                            << Attribute(rhs.getFormat());
+  if (values.getMmaVersion() != 3 || !isKAxis(values.getMxAxis()))
+    return op.emitOpError()
+           << "the Hopper-layout matmul reads "
+              "#microscale.hopper_value<mx_axis = -2, mma_version = 3> (one "
+              "word per mma.sync A fragment), got "
+           << Attribute(values)
+           << "; convert_layout to it (or to #microscale.strided<major_dim "
+              "= -2> for the K-major kernel)";
+  if (!scales || !isKAxis(scales.getMxAxis()))
+    return op.emitOpError()
+           << "the Hopper-layout matmul reads its scales in "
+              "#microscale.hopper_scale<mx_axis = -2, num_warps = W>, got "
+           << Attribute(rhs.getScaleLayout()) << "; convert_layout first";
+  if (!chip.hasBF16x2Arithmetic)
+    return op.emitOpError() << "the Hopper-layout matmul decodes with "
+                               "mul.rn.bf16x2 (sm_90 and newer); "
+                            << chip.name << " has none";
+  if (rank != 2)
+    return op.emitOpError()
+           << "the ragged (experts) form with a Hopper-layout weight is not "
+              "built yet; convert_layout the expert weights to "
+              "#microscale.strided<major_dim = -2> (the K-major kernel takes "
+              "experts, gather and scatter)";
+  for (Value buffer : {op.getLhs(), op.getOut()})
+    if (!cast<MemRefType>(buffer.getType()).hasStaticShape())
+      return op.emitOpError()
+             << "rows known at run time with a Hopper-layout weight are not "
+                "built yet; give the rows statically or convert_layout the "
+                "weight to #microscale.strided<major_dim = -2>";
+  const int64_t m = lhs.getShape()[0];
+  if (m > kMaxRows || cast<MemRefType>(op.getOut().getType()).getShape()[0] != m)
+    return op.emitOpError()
+           << "the Hopper-layout matmul is built for decode sizes (at most "
+           << kMaxRows << " rows, out rows = lhs rows), got " << m
+           << " rows; above that (wgmma, issue 18) it is not built yet: "
+              "convert_layout the weight to #microscale.strided<major_dim = "
+              "-2>";
+  const int64_t k = rhs.getShape()[0], n = rhs.getShape()[1];
+  if (k % 32 || k == 0 || n == 0)
+    return op.emitOpError() << "NVIDIA lowering needs K a positive multiple "
+                               "of 32 and N positive, got K = "
+                            << k << ", N = " << n;
+  return success();
+}
+
+/// Registers per thread, estimated for the split model: the chunks in
+/// flight and the one being decoded, the accumulators, the decoded A
+/// fragments of a step and indices.
+static int64_t estimateRegisters(const HopperMatmulPlan &p) {
+  return std::min<int64_t>(255, 24 + p.accumulators() +
+                                    (p.depth + 1) * p.chunkValues() +
+                                    4 * p.columnGroups +
+                                    (p.staged ? 8 * p.rowTiles : 0));
+}
+
+static FailureOr<HopperMatmulPlan>
+planHopperMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
+                 const nvvm::NVIDIAChip &chip, int64_t smCount) {
+  QTensorType rhs = op.getRhsType();
+  auto scales = cast<HopperScaleAttr>(rhs.getScaleLayout());
+  HopperMatmulPlan p;
+  p.k = rhs.getShape()[0];
+  p.n = rhs.getShape()[1];
+  p.m = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
+  p.rowTiles = std::max<int64_t>(1, llvm::divideCeil(p.m, 8));
+  p.chunks = llvm::divideCeil(p.k, kChunkK);
+  p.tail = p.k % kChunkK != 0;
+  p.rowBytes = 4 * llvm::alignTo(p.k / 2, 64);
+  p.scaleRowBytes = 32 * llvm::alignTo(p.k / 32, 2);
+  p.scaleWarps = scales.getNumWarps();
+  // The layouts' storage is what the addressing assumes.
+  SmallVector<int64_t> valueStorage = rhs.getValueStorageShape();
+  SmallVector<int64_t> scaleStorage = rhs.getScaleStorageShape();
+  if (valueStorage.back() != p.rowBytes ||
+      scaleStorage.back() != p.scaleRowBytes)
+    return op.emitOpError() << "unexpected Hopper storage shapes";
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>{"unroll", options.unroll},
+        {"warp_rows", options.warpRows},
+        {"column_warps", options.columnWarps},
+        {"activation_stages", options.activationStages},
+        {"weight_stages", options.weightStages},
+        {"chunk_k", options.chunkK}})
+    if (value)
+      return op.emitOpError() << "tiling " << name
+                              << " does not apply to the Hopper-layout "
+                                 "matmul (split_k, warp_columns and "
+                                 "max_registers do)";
+  // Two 16-column tiles per warp (each activation word and scale vote
+  // serves twice the weight) where 32-column blocks still cover every SM;
+  // one above 16 rows (their accumulators), or on narrow weights, which
+  // need the blocks (the H200 measurements: docs/performance.md).
+  p.columnGroups =
+      p.rowTiles <= 2 &&
+              static_cast<int64_t>(llvm::divideCeil(p.n, 32)) >= smCount
+          ? 2
+          : 1;
+  if (options.warpColumns) {
+    if (options.warpColumns != 16 && options.warpColumns != 32 &&
+        options.warpColumns != 64)
+      return op.emitOpError() << "tiling warp_columns = "
+                              << options.warpColumns
+                              << " must be 16, 32 or 64 for the "
+                                 "Hopper-layout matmul";
+    p.columnGroups = options.warpColumns / 16;
+  }
+  p.staged = p.m > 1;
+  // Chunks ahead: as many as keep the registers near 96 (three blocks of
+  // four warps per SM) and, staged, a ring of 12 KiB per warp, at least
+  // one and at most four.
+  p.depth = 1;
+  while (p.depth < 4 && estimateRegisters(p) < 80 &&
+         (p.depth + 1) * p.ringRows() * HopperMatmulPlan::kRingRowBytes <=
+             (12 << 10))
+    ++p.depth;
+  nvvm::SplitKProblem problem;
+  problem.chunks = p.chunks;
+  problem.chunksInFlight = p.depth;
+  problem.registersPerThread = estimateRegisters(p);
+  problem.blocks = p.blocks();
+  problem.weightBytes = static_cast<double>(p.n) * (p.k / 2 + p.k / 32);
+  problem.maxSplit = chip.maxThreadsPerBlock / 32;
+  // The warps' rings and the split sums in static shared memory.
+  const int64_t sharedPerWarp = p.warpRingBytes() + 32 * p.accumulators() * 4;
+  problem.maxSplit = std::min<int64_t>(
+      problem.maxSplit, chip.staticSharedMemoryPerBlock / sharedPerWarp);
+  p.split = chooseSplitK(problem, chip, smCount);
+  if (options.splitK) {
+    if (options.splitK > p.chunks ||
+        options.splitK * 32 > chip.maxThreadsPerBlock ||
+        options.splitK * sharedPerWarp > chip.staticSharedMemoryPerBlock)
+      return op.emitOpError()
+             << "tiling split_k = " << options.splitK << " must be at most the "
+             << p.chunks << " K chunks of " << kChunkK << " and fit in "
+             << chip.maxThreadsPerBlock << " threads and "
+             << chip.staticSharedMemoryPerBlock
+             << " bytes of static shared memory";
+    p.split = options.splitK;
+  }
+  return p;
+}
+
+namespace {
+/// Emits the kernel's parts, per lane: the same code runs in the kernel
+/// (lane = the thread's lane) and in the host emulation (lane = a loop).
+class HopperMatmulEmitter {
+public:
+  HopperMatmulEmitter(const HopperMatmulPlan &p, Value lhs, Value values,
+                      Value scales, Value out, Value globalScale, Value ring,
+                      bool onHost)
+      : p(p), lhs(lhs), values(values), scales(scales), out(out),
+        globalScale(globalScale), ring(ring), onHost(onHost) {}
+
+  /// Warp `warp`'s range of chunks: [first, end).
+  std::pair<Value, Value> range(Emitter &at, Value warp) const {
+    return {at.div(at.mul(warp, p.chunks), p.split),
+            at.div(at.mul(at.add(warp, 1), p.chunks), p.split)};
+  }
+
+  /// The words lane `lane` of a warp on block `block`'s columns loads for
+  /// chunk `chunk`.
+  ChunkWords load(Emitter &at, Value block, Value lane, Value chunk) const {
+    OpBuilder &b = at.builder();
+    Location loc = at.location();
+    Type i8 = b.getI8Type(), i32 = b.getI32Type(), bf16 = b.getBF16Type();
+    Value g = at.div(lane, 4), q = at.rem(lane, 4);
+    ChunkWords d;
+    // A half last chunk: its K values from 32 on are past K.
+    Value upperInK;
+    if (p.tail)
+      upperInK = at.lt(at.mul(chunk, kChunkK), p.k - 32);
+    for (int64_t cg = 0; cg < p.columnGroups; ++cg) {
+      Value tile = at.add(at.mul(block, p.columnGroups), cg);
+      Value row = at.add(at.mul(tile, 4), at.div(g, 2));
+      Value offset = at.add(
+          at.add(at.mul(row, p.rowBytes), at.mul(chunk, 128)),
+          at.add(at.mul(at.rem(g, 2), 64), at.mul(q, 16)));
+      Value bytes = vector::LoadOp::create(
+          b, loc, VectorType::get({16}, i8), values, ValueRange{offset},
+          false, llvm::MaybeAlign(16));
+      Value words =
+          vector::BitCastOp::create(b, loc, VectorType::get({4}, i32), bytes);
+      for (int64_t j = 0; j < 4; ++j) {
+        Value w = vector::ExtractOp::create(b, loc, words, j);
+        if (upperInK && j >= 2)
+          w = at.select(upperInK, w, at.i32(0));
+        d.weight.push_back(w);
+      }
+      const int64_t w = p.scaleWarps;
+      Value scaleRow = at.add(at.mul(at.div(tile, 2 * w), w), at.rem(tile, w));
+      Value scaleOffset = at.add(
+          at.add(at.mul(scaleRow, p.scaleRowBytes), at.mul(chunk, 64)),
+          at.add(at.mul(at.rem(at.div(tile, w), 2), 32), at.mul(g, 4)));
+      Value code = vector::LoadOp::create(b, loc, VectorType::get({4}, i8),
+                                          scales, ValueRange{scaleOffset},
+                                          false, llvm::MaybeAlign(4));
+      d.scale.push_back(vector::ExtractOp::create(
+          b, loc,
+          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), code),
+          0));
+    }
+    for (int64_t rt = 0; rt < p.rowTiles && !p.staged; ++rt) {
+      Value row = arith::MinUIOp::create(b, loc, at.add(g, 8 * rt),
+                                         at.index(p.m - 1));
+      Value base = at.add(at.add(at.mul(row, p.k), at.mul(chunk, kChunkK)),
+                          at.mul(q, 2));
+      for (int64_t i = 0; i < 8; ++i) {
+        // Word i of the lower half again where the upper half is past K.
+        Value offset = at.add(base, 8 * i);
+        if (upperInK && i >= 4)
+          offset = at.select(upperInK, offset, at.add(base, 8 * (i - 4)));
+        Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, bf16),
+                                            lhs, ValueRange{offset}, false,
+                                            llvm::MaybeAlign(4));
+        Value word = vector::ExtractOp::create(
+            b, loc,
+            vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair),
+            0);
+        if (upperInK && i >= 4)
+          word = at.select(upperInK, word, at.i32(0));
+        d.activation.push_back(word);
+      }
+    }
+    return d;
+  }
+
+  /// The byte offset of ring row `row` of slot `slot` of warp `warp`.
+  Value ringRow(Emitter &at, Value warp, Value slot, Value row) const {
+    return at.mul(
+        at.add(at.mul(at.add(at.mul(warp, p.depth), slot), p.ringRows()), row),
+        HopperMatmulPlan::kRingRowBytes);
+  }
+
+  /// Staged: lane `lane`'s copies of chunk `chunk`'s activation rows into
+  /// slot `slot` of warp `warp`'s ring: 16-byte units, unit u = lane + 32 i
+  /// of row u / 8, bytes 16 (u % 8). Rows past M and K values past K copy
+  /// nothing and zero-fill (their source clamped to row 0, K 0).
+  void copyActivations(Emitter &at, Value warp, Value lane, Value chunk,
+                       Value slot) const {
+    OpBuilder &b = at.builder();
+    Location loc = at.location();
+    const int64_t units = p.ringRows() * 8;
+    for (int64_t i = 0; i * 32 < units; ++i) {
+      Value unit = at.add(lane, 32 * i);
+      Value row = at.div(unit, 8), part = at.rem(unit, 8);
+      Value k = at.add(at.mul(chunk, kChunkK), at.mul(part, 8));
+      Value inside = at.lt(row, p.m);
+      if (p.tail)
+        inside = at.andI1(inside, at.lt(k, p.k));
+      Value source = at.select(inside, at.add(at.mul(row, p.k), k),
+                               at.index(0));
+      Value dest = at.add(ringRow(at, warp, slot, row), at.mul(part, 16));
+      if (onHost) {
+        // The copy's bytes (zeros where it copies nothing) into the ring.
+        Type i32 = b.getI32Type();
+        Value words = vector::BitCastOp::create(
+            b, loc, VectorType::get({4}, i32),
+            vector::LoadOp::create(b, loc, VectorType::get({8}, b.getBF16Type()),
+                                   lhs, ValueRange{source}));
+        Value zeros = arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(VectorType::get({4}, i32),
+                                           b.getI32IntegerAttr(0)));
+        vector::StoreOp::create(b, loc, at.select(inside, words, zeros), ring,
+                                ValueRange{at.div(dest, 4)});
+        continue;
+      }
+      auto pointer = [&](Value memref, Value byteOffset, unsigned space) {
+        Value base =
+            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+        Value address = arith::IndexCastOp::create(
+            b, loc, b.getI64Type(), at.add(base, byteOffset));
+        return LLVM::IntToPtrOp::create(
+            b, loc, LLVM::LLVMPointerType::get(b.getContext(), space),
+            address);
+      };
+      NVVM::CpAsyncOp::create(
+          b, loc, pointer(ring, dest, 3), pointer(lhs, at.mul(source, 2), 1),
+          16, NVVM::LoadCacheModifierKind::CG,
+          at.select(inside, at.i32(16), at.i32(0)));
+    }
+  }
+
+  /// Staged: lane `lane`'s activation words of slot `slot` of warp `warp`'s
+  /// ring: per row tile, row g, words q + 4 i.
+  SmallVector<Value> readActivations(Emitter &at, Value warp, Value lane,
+                                     Value slot) const {
+    Value g = at.div(lane, 4), q = at.rem(lane, 4);
+    SmallVector<Value> words;
+    for (int64_t rt = 0; rt < p.rowTiles; ++rt) {
+      Value row = at.div(ringRow(at, warp, slot, at.add(g, 8 * rt)), 4);
+      for (int64_t i = 0; i < 8; ++i)
+        words.push_back(memref::LoadOp::create(
+            at.builder(), at.location(), ring,
+            ValueRange{at.add(row, at.add(q, 4 * i))}));
+    }
+    return words;
+  }
+
+  /// Whether the lane's scale codes of `d` allow the folded decode (all
+  /// below 128: bit 7 clear in every byte).
+  Value folds(Emitter &at, const ChunkWords &d) const {
+    Value any = d.scale.front();
+    for (Value s : ArrayRef<Value>(d.scale).drop_front())
+      any = at.bor(any, s);
+    return arith::CmpIOp::create(at.builder(), at.location(),
+                                 arith::CmpIPredicate::eq,
+                                 at.band(any, static_cast<int32_t>(0x80808080)),
+                                 at.i32(0));
+  }
+
+  /// The A fragments of `d`: [columnGroup][step j][register a0..a3].
+  SmallVector<Value> decode(OpBuilder &b, Location loc, const ChunkWords &d,
+                            bool folded) const {
+    Emitter at(b, loc);
+    ScaledWordDecoder decoder(b, loc, /*fold=*/folded);
+    decoder.onHost = onHost;
+    SmallVector<Value> fragments;
+    for (int64_t cg = 0; cg < p.columnGroups; ++cg) {
+      // Byte 2 (j / 2) + h: K block 2c + j / 2 of column n (h = 0), n + 8.
+      SmallVector<Value, 4> codes, pairs;
+      for (int64_t byte = 0; byte < 4; ++byte) {
+        codes.push_back(at.band(at.shr(d.scale[cg], 8 * byte), 0xFF));
+        if (folded)
+          pairs.push_back(decoder.foldedPair(codes.back()));
+      }
+      for (int64_t j = 0; j < 4; ++j) {
+        const int64_t even = 2 * (j / 2), odd = even + 1;
+        SmallVector<Value> regs =
+            folded ? decoder.decodeFolded(d.weight[4 * cg + j], pairs[even],
+                                          pairs[odd])
+                   : decoder.decodeExact(d.weight[4 * cg + j], codes[even],
+                                         codes[odd]);
+        fragments.append(regs.begin(), regs.end());
+      }
+    }
+    return fragments;
+  }
+
+  /// The B fragment of row tile `rt`, step `j`: activation words 2j, 2j + 1.
+  std::pair<Value, Value> bFragment(const ChunkWords &d, int64_t rt,
+                                    int64_t j) const {
+    return {d.activation[8 * rt + 2 * j], d.activation[8 * rt + 2 * j + 1]};
+  }
+
+  /// Index of accumulator register `i` (c0..c3) of tile (cg, rt).
+  int64_t accumulator(int64_t cg, int64_t rt, int64_t i) const {
+    return 4 * (cg * p.rowTiles + rt) + i;
+  }
+
+  /// Stores lane `lane`'s sums (c0, c1: weight column g, token rows 2q,
+  /// 2q + 1 of the row tile; c2, c3: column g + 8), times the global scale.
+  void store(Emitter &at, Value block, Value lane, ArrayRef<Value> sums) const {
+    OpBuilder &b = at.builder();
+    Location loc = at.location();
+    Type outElement = cast<MemRefType>(out.getType()).getElementType();
+    Value g = at.div(lane, 4), q = at.rem(lane, 4);
+    for (int64_t cg = 0; cg < p.columnGroups; ++cg)
+      for (int64_t rt = 0; rt < p.rowTiles; ++rt)
+        for (int64_t i = 0; i < 4; ++i) {
+          Value row = at.add(at.mul(q, 2), 8 * rt + i % 2);
+          Value column = at.add(
+              at.mul(at.add(at.mul(block, p.columnGroups), cg), 16),
+              at.add(g, 8 * (i / 2)));
+          Value value = arith::MulFOp::create(
+              b, loc, sums[accumulator(cg, rt, i)], globalScale);
+          if (value.getType() != outElement)
+            value = arith::TruncFOp::create(b, loc, outElement, value);
+          auto inside = scf::IfOp::create(
+              b, loc, at.andI1(at.lt(row, p.m), at.lt(column, p.n)),
+              /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&inside.getThenRegion().front());
+          memref::StoreOp::create(b, loc, value, out,
+                                  ValueRange{at.add(at.mul(row, p.n), column)});
+        }
+  }
+
+private:
+  const HopperMatmulPlan &p;
+  Value lhs, values, scales, out, globalScale;
+  Value ring; // staged: the warps' rings (i32 words), else null
+  bool onHost;
+};
+} // namespace
+
+/// The kernel's argument types: flat lhs, value bytes, scale bytes, flat
+/// out, the global scale.
+static SmallVector<Type> kernelArguments(MixedMatmulStorageOp op,
+                                         const HopperMatmulPlan &p) {
+  MLIRContext *context = op.getContext();
+  QTensorType rhs = op.getRhsType();
+  Type i8 = IntegerType::get(context, 8);
+  Type outElement = cast<MemRefType>(op.getOut().getType()).getElementType();
+  return {MemRefType::get({p.m * p.k}, BFloat16Type::get(context)),
+          MemRefType::get(
+              {ShapedType::getNumElements(rhs.getValueStorageShape())}, i8),
+          MemRefType::get(
+              {ShapedType::getNumElements(rhs.getScaleStorageShape())}, i8),
+          MemRefType::get({p.m * p.n}, outElement),
+          Float32Type::get(context)};
+}
+
+/// The op's operands as the kernel's argument types (collapsed to one
+/// dimension, cast to the static sizes).
+static SmallVector<Value> kernelOperands(OpBuilder &builder,
+                                         MixedMatmulStorageOp op,
+                                         ArrayRef<Type> types) {
+  Location loc = op.getLoc();
+  auto flat = [&](Value buffer, Type type) -> Value {
+    Value result = buffer;
+    if (cast<MemRefType>(buffer.getType()).getRank() == 2)
+      result = memref::CollapseShapeOp::create(
+          builder, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
+    if (result.getType() != type)
+      result = memref::CastOp::create(builder, loc, type, result);
+    return result;
+  };
+  return {flat(op.getLhs(), types[0]), flat(op.getRhsValues(), types[1]),
+          flat(op.getRhsScales(), types[2]), flat(op.getOut(), types[3]),
+          op.getRhsGlobalScale()};
+}
+
+/// The m16n8k16 mma of the kernel: A (4 registers of bf16 pairs), B (2),
+/// C (4 f32) as the NVVM op takes them.
+static SmallVector<Value> emitMma(OpBuilder &b, Location loc, ValueRange a,
+                                  std::pair<Value, Value> bPair,
+                                  ValueRange c) {
+  MLIRContext *context = b.getContext();
+  Type f32 = b.getF32Type();
+  auto accType = LLVM::LLVMStructType::getLiteral(context, {f32, f32, f32, f32});
+  // bf16 operands are packed in i32 registers, as the op takes them.
+  SmallVector<Value, 4> aPairs(a.begin(), a.end());
+  SmallVector<Value, 2> bPairs = {bPair.first, bPair.second};
+  Value result = NVVM::MmaOp::create(
+      b, loc, accType, aPairs, bPairs, SmallVector<Value>(c),
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> sums;
+  for (int64_t i = 0; i < 4; ++i)
+    sums.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+  return sums;
+}
+
+/// The kernel of plan `p`.
+static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
+                                  const HopperMatmulPlan &p,
+                                  gpu::GPUModuleOp kernels, StringRef name,
+                                  ArrayRef<Type> argTypes,
+                                  const MixedMatmulOptions &options) {
+  MLIRContext *context = op.getContext();
+  Location loc = op.getLoc();
+  KernelSignature signature;
+  signature.name = name.str();
+  signature.arguments.assign(argTypes.begin(), argTypes.end());
+  signature.noAliasBuffers = 4;
+  signature.blockSize = static_cast<int32_t>(32 * p.split);
+  gpu::GPUFuncOp function = buildKernelFunction(kernels, loc, signature);
+  OpBuilder b(context);
+  if (options.maxRegisters)
+    function->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                      b.getI32IntegerAttr(
+                          static_cast<int32_t>(options.maxRegisters)));
+  Type f32 = b.getF32Type();
+  // The split warps' sums: [warp][lane][accumulator].
+  Value partials;
+  if (p.split > 1)
+    partials = addSharedBuffer(
+        function,
+        getSharedMemRefType({p.split * 32 * p.accumulators()}, f32), loc);
+  // cp.async and the word reads need 16-byte alignment.
+  Value ring;
+  if (p.staged)
+    ring = addSharedBuffer(
+        function,
+        getSharedMemRefType({p.split * p.warpRingBytes() / 4}, b.getI32Type()),
+        loc, /*alignment=*/16);
+  Block &entry = function.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  Emitter e(b, loc);
+  HopperMatmulEmitter emitter(p, entry.getArgument(0), entry.getArgument(1),
+                              entry.getArgument(2), entry.getArgument(3),
+                              entry.getArgument(4), ring, /*onHost=*/false);
+  Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value lane = e.rem(thread, 32), warp = e.div(thread, 32);
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value first, end;
+  std::tie(first, end) = emitter.range(e, warp);
+  Value count = arith::SubIOp::create(b, loc, end, first);
+  Value last = arith::SubIOp::create(b, loc, end, e.index(1));
+  // Chunk `step` of the range, clamped to its last: loads past the range
+  // (the pipeline's last `depth` steps) read that chunk again, an L1 hit
+  // whose words are never used.
+  auto chunkAt = [&](Emitter &at, Value step) -> Value {
+    return arith::MinUIOp::create(at.builder(), at.location(),
+                                  at.add(first, step), last);
+  };
+  // Prologue: the first `depth` chunks, slot d holding step d (staged:
+  // one cp.async group per chunk, committed even when empty so that every
+  // lane counts the same groups).
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  SmallVector<Value> carried(p.accumulators(), zero);
+  for (int64_t d = 0; d < p.depth; ++d) {
+    Value chunk = chunkAt(e, e.index(d));
+    carried.append(emitter.load(e, block, lane, chunk).flatten());
+    if (p.staged) {
+      emitter.copyActivations(e, warp, lane, chunk, e.index(d));
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    }
+  }
+  const int64_t accumulators = p.accumulators();
+  const int64_t slot = p.chunkValues();
+  // The loop takes `depth` steps per iteration, step s D + u from slot u,
+  // whose registers (and ring slot) then take step s D + u + D: the slots
+  // stay in place (no register moves). Steps past the range compute
+  // nothing (a warp-uniform branch).
+  Value iterations = e.div(e.add(count, p.depth - 1), p.depth);
+  auto loop = scf::ForOp::create(
+      b, loc, e.index(0), iterations, e.index(1), carried,
+      [&](OpBuilder &lb, Location ll, Value s, ValueRange args) {
+        Emitter body(lb, ll);
+        SmallVector<Value> sums(args.take_front(accumulators));
+        SmallVector<Value> slots(args.drop_front(accumulators));
+        for (int64_t u = 0; u < p.depth; ++u) {
+          Value step = body.add(body.mul(s, p.depth), u);
+          Value nextChunk = chunkAt(body, body.add(step, p.depth));
+          ChunkWords next = emitter.load(body, block, lane, nextChunk);
+          ChunkWords current = ChunkWords::unflatten(
+              p, ValueRange(slots).slice(u * slot, slot));
+          if (p.staged) {
+            // Step's group is done on this lane (all but the depth - 1
+            // latest); the warp barrier makes the other lanes' copies
+            // visible.
+            NVVM::CpAsyncWaitGroupOp::create(lb, ll, p.depth - 1);
+            NVVM::SyncWarpOp::create(lb, ll, body.i32(-1));
+          }
+          auto live = scf::IfOp::create(
+              lb, ll, TypeRange(ValueRange(sums)),
+              arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::ult, step,
+                                    count),
+              /*withElseRegion=*/true);
+          {
+            OpBuilder::InsertionGuard guard(lb);
+            lb.setInsertionPointToStart(&live.getThenRegion().front());
+            Emitter in(lb, ll);
+            if (p.staged)
+              current.activation =
+                  emitter.readActivations(in, warp, lane, in.index(u));
+            Value fast = NVVM::VoteSyncOp::create(
+                lb, ll, lb.getI1Type(), in.i32(-1),
+                emitter.folds(in, current), NVVM::VoteSyncKind::all);
+            auto decoded = scf::IfOp::create(
+                lb, ll, fast,
+                [&](OpBuilder &rb, Location rl) {
+                  scf::YieldOp::create(rb, rl,
+                                       emitter.decode(rb, rl, current, true));
+                },
+                [&](OpBuilder &rb, Location rl) {
+                  scf::YieldOp::create(rb, rl,
+                                       emitter.decode(rb, rl, current, false));
+                });
+            SmallVector<Value> updated = sums;
+            for (int64_t j = 0; j < 4; ++j)
+              for (int64_t cg = 0; cg < p.columnGroups; ++cg) {
+                ValueRange a = decoded.getResults().slice(16 * cg + 4 * j, 4);
+                for (int64_t rt = 0; rt < p.rowTiles; ++rt) {
+                  const int64_t base = emitter.accumulator(cg, rt, 0);
+                  SmallVector<Value> c(updated.begin() + base,
+                                       updated.begin() + base + 4);
+                  SmallVector<Value> result = emitMma(
+                      lb, ll, a, emitter.bFragment(current, rt, j), c);
+                  std::copy(result.begin(), result.end(),
+                            updated.begin() + base);
+                }
+              }
+            scf::YieldOp::create(lb, ll, updated);
+            lb.setInsertionPointToStart(&live.getElseRegion().front());
+            scf::YieldOp::create(lb, ll, sums);
+          }
+          sums.assign(live.getResults().begin(), live.getResults().end());
+          if (p.staged) {
+            // Every lane's reads of this slot are done before it is
+            // overwritten.
+            NVVM::SyncWarpOp::create(lb, ll, body.i32(-1));
+            emitter.copyActivations(body, warp, lane, nextChunk,
+                                    body.index(u));
+            NVVM::CpAsyncCommitGroupOp::create(lb, ll);
+          }
+          SmallVector<Value> nextWords = next.flatten();
+          std::copy(nextWords.begin(), nextWords.end(),
+                    slots.begin() + u * slot);
+        }
+        SmallVector<Value> yielded = sums;
+        yielded.append(slots);
+        scf::YieldOp::create(lb, ll, yielded);
+      });
+  SmallVector<Value> sums(loop.getResults().take_front(accumulators));
+  // The split warps' sums meet in shared memory; warp 0 adds them in warp
+  // order and stores.
+  if (p.split > 1) {
+    Value slotBase = e.mul(thread, accumulators);
+    for (int64_t i = 0; i < accumulators; ++i)
+      memref::StoreOp::create(b, loc, sums[i], partials,
+                              ValueRange{e.add(slotBase, i)});
+    gpu::BarrierOp::create(b, loc);
+  }
+  auto firstWarp = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp,
+                            e.index(0)),
+      /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&firstWarp.getThenRegion().front());
+  for (int64_t i = 0; i < accumulators; ++i)
+    for (int64_t w = 1; w < p.split; ++w)
+      sums[i] = arith::AddFOp::create(
+          b, loc, sums[i],
+          memref::LoadOp::create(
+              b, loc, partials,
+              ValueRange{e.add(e.mul(e.add(lane, 32 * w), accumulators), i)}));
+  emitter.store(e, block, lane, sums);
+  b.setInsertionPointToEnd(&entry);
+  gpu::ReturnOp::create(b, loc);
+  return function;
+}
+
+LogicalResult mlir::microscale::outlineHopperLayoutMatmul(
+    MixedMatmulStorageOp op, gpu::GPUModuleOp kernels, unsigned index,
+    const nvvm::NVIDIAChip &chip, int64_t smCount,
+    const MixedMatmulOptions &options) {
+  if (failed(checkHopperLayoutMatmul(op, chip)))
+    return failure();
+  const int64_t sms = smCount ? smCount : chip.defaultSMCount;
+  FailureOr<HopperMatmulPlan> planned =
+      planHopperMatmul(op, options, chip, sms);
+  if (failed(planned))
+    return failure();
+  const HopperMatmulPlan &p = *planned;
+  if (p.m == 0) {
+    op.erase();
+    return success();
+  }
+  SmallVector<Type> types = kernelArguments(op, p);
+  gpu::GPUFuncOp function =
+      buildKernel(op, p, kernels, ("mixed_matmul_hopper_" + Twine(index)).str(),
+                  types, options);
+  OpBuilder builder(op);
+  Emitter host(builder, op.getLoc());
+  gpu::LaunchFuncOp::create(
+      builder, op.getLoc(), function,
+      gpu::KernelDim3{host.index(p.blocks()), host.index(1), host.index(1)},
+      gpu::KernelDim3{host.index(32 * p.split), host.index(1), host.index(1)},
+      Value(), kernelOperands(builder, op, types));
+  op.erase();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Host emulation
+//===----------------------------------------------------------------------===//
+
+/// One mma.sync m16n8k16 (bf16, f32 accumulators) of the warp on the host,
+/// written from the element's side of the PTX ISA's fragment tables
+/// (independently of the loads, which are written from the lane's side):
+/// A(r, k) is half k % 2 of register r / 8 + 2 (k / 8) of lane
+/// 4 (r % 8) + (k % 8) / 2; B(k, c) half k % 2 of register k / 8 of lane
+/// 4 c + (k % 8) / 2; D(r, c) register 2 (r / 8) + c % 2 of lane
+/// 4 (r % 8) + c / 2. The 16 products (exact in f32) are added in K order
+/// to the accumulator: the hardware's order inside one mma is not
+/// specified, which is why the test compares with a tolerance.
+/// `a`: [fragment][32 lanes][4] i32 at `aIndex`, `bWords`: [fragment][32
+/// lanes][2] i32 at `bIndex`, `acc`: [warp][tile][32 lanes][4] f32 at
+/// (`warp`, `tile`).
+static void emulateMma(OpBuilder &b, Location loc, Value a, int64_t aIndex,
+                       Value bWords, int64_t bIndex, Value acc, Value warp,
+                       int64_t tile) {
+  Emitter e(b, loc);
+  Type f32 = b.getF32Type();
+  auto lanes = scf::ForOp::create(b, loc, e.index(0), e.index(32), e.index(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(lanes.getBody());
+  Value lane = lanes.getInductionVar();
+  auto half = [&](Emitter &x, Value word, Value k) {
+    Value bits = x.shl(x.band(x.shrV(word, x.toI32(x.mul(x.rem(k, 2), 16))),
+                              0xFFFF),
+                       16);
+    return arith::BitcastOp::create(x.builder(), x.location(), f32, bits)
+        .getResult();
+  };
+  for (int64_t i = 0; i < 4; ++i) {
+    // D(r, c) of this lane and register.
+    Value r = e.add(e.div(lane, 4), 8 * (i / 2));
+    Value c = e.add(e.mul(e.rem(lane, 4), 2), i % 2);
+    Value start = memref::LoadOp::create(
+        b, loc, acc, ValueRange{warp, e.index(tile), lane, e.index(i)});
+    auto sum = scf::ForOp::create(
+        b, loc, e.index(0), e.index(16), e.index(1), ValueRange{start},
+        [&](OpBuilder &kb, Location kl, Value k, ValueRange partial) {
+          Emitter x(kb, kl);
+          Value laneA = x.add(x.mul(x.rem(r, 8), 4), x.div(x.rem(k, 8), 2));
+          Value regA = x.add(x.div(r, 8), x.mul(x.div(k, 8), 2));
+          Value laneB = x.add(x.mul(c, 4), x.div(x.rem(k, 8), 2));
+          Value regB = x.div(k, 8);
+          Value av = half(x,
+                          memref::LoadOp::create(
+                              kb, kl, a,
+                              ValueRange{x.index(aIndex), laneA, regA}),
+                          k);
+          Value bv = half(x,
+                          memref::LoadOp::create(
+                              kb, kl, bWords,
+                              ValueRange{x.index(bIndex), laneB, regB}),
+                          k);
+          Value product = arith::MulFOp::create(kb, kl, av, bv);
+          scf::YieldOp::create(
+              kb, kl, ValueRange{arith::AddFOp::create(kb, kl, partial[0],
+                                                       product)});
+        });
+    memref::StoreOp::create(b, loc, sum.getResult(0), acc,
+                            ValueRange{warp, e.index(tile), lane, e.index(i)});
+  }
+}
+
+bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
+    MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip, int64_t smCount,
+    const MixedMatmulOptions &options) {
+  if (!hasHopperLayoutWeight(op))
+    return false;
+  FailureOr<HopperMatmulPlan> planned;
+  {
+    // Whether the kernel applies, without its diagnostics.
+    ScopedDiagnosticHandler silence(op.getContext(),
+                                    [](Diagnostic &) { return success(); });
+    if (failed(checkHopperLayoutMatmul(op, chip)))
+      return false;
+    planned = planHopperMatmul(op, options, chip,
+                               smCount ? smCount : chip.defaultSMCount);
+    if (failed(planned))
+      return false;
+  }
+  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
+                               scf::SCFDialect, vector::VectorDialect,
+                               LLVM::LLVMDialect>();
+  const HopperMatmulPlan &p = *planned;
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  Emitter e(b, loc);
+  SmallVector<Type> types = kernelArguments(op, p);
+  SmallVector<Value> args = kernelOperands(b, op, types);
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  // The warps' activation rings, as in shared memory.
+  Value ring;
+  if (p.staged)
+    ring = memref::AllocaOp::create(
+        b, loc, MemRefType::get({p.split * p.warpRingBytes() / 4}, i32),
+        ValueRange{}, b.getI64IntegerAttr(16));
+  HopperMatmulEmitter emitter(p, args[0], args[1], args[2], args[3], args[4],
+                              ring, /*onHost=*/true);
+  const int64_t accumulators = p.accumulators();
+  // Registers of every lane: the warps' accumulators, one chunk's A
+  // fragments and activation words, and the vote.
+  Value acc = memref::AllocaOp::create(
+      b, loc, MemRefType::get({p.split, accumulators / 4, 32, 4}, f32));
+  Value aRegs = memref::AllocaOp::create(
+      b, loc, MemRefType::get({4 * p.columnGroups, 32, 4}, i32));
+  Value bRegs = memref::AllocaOp::create(
+      b, loc, MemRefType::get({4 * p.rowTiles, 32, 2}, i32));
+  auto loop = [&](Value lo, Value hi) {
+    auto forOp = scf::ForOp::create(b, loc, lo, hi, e.index(1));
+    b.setInsertionPointToStart(forOp.getBody());
+    return forOp.getInductionVar();
+  };
+  auto upTo = [&](int64_t n) { return loop(e.index(0), e.index(n)); };
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value block = upTo(p.blocks());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Value warp = upTo(p.split);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Value tile = upTo(accumulators / 4), lane = upTo(32), i = upTo(4);
+      memref::StoreOp::create(b, loc, zero, acc,
+                              ValueRange{warp, tile, lane, i});
+    }
+    Value first, end;
+    std::tie(first, end) = emitter.range(e, warp);
+    Value chunk = loop(first, end);
+    // The vote: every lane's scale codes.
+    auto vote = scf::ForOp::create(
+        b, loc, e.index(0), e.index(32), e.index(1),
+        ValueRange{arith::ConstantIntOp::create(b, loc, 1, 1)},
+        [&](OpBuilder &lb, Location ll, Value lane, ValueRange all) {
+          Emitter x(lb, ll);
+          ChunkWords d = emitter.load(x, block, lane, chunk);
+          scf::YieldOp::create(lb, ll,
+                               ValueRange{x.andI1(all[0], emitter.folds(x, d))});
+        });
+    Value fast = vote.getResult(0);
+    // Staged: every lane's copies of the chunk's activations into the ring
+    // slot the kernel uses for it (step (chunk - first) mod depth).
+    Value slot = e.rem(arith::SubIOp::create(b, loc, chunk, first), p.depth);
+    if (p.staged) {
+      OpBuilder::InsertionGuard inner(b);
+      Value lane = upTo(32);
+      emitter.copyActivations(e, warp, lane, chunk, slot);
+    }
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Value lane = upTo(32);
+      ChunkWords d = emitter.load(e, block, lane, chunk);
+      if (p.staged)
+        d.activation = emitter.readActivations(e, warp, lane, slot);
+      auto decoded = scf::IfOp::create(
+          b, loc, fast,
+          [&](OpBuilder &rb, Location rl) {
+            scf::YieldOp::create(rb, rl, emitter.decode(rb, rl, d, true));
+          },
+          [&](OpBuilder &rb, Location rl) {
+            scf::YieldOp::create(rb, rl, emitter.decode(rb, rl, d, false));
+          });
+      for (int64_t f = 0; f < 16 * p.columnGroups; ++f)
+        memref::StoreOp::create(
+            b, loc, decoded.getResult(f), aRegs,
+            ValueRange{e.index(f / 4), lane, e.index(f % 4)});
+      for (int64_t rt = 0; rt < p.rowTiles; ++rt)
+        for (int64_t j = 0; j < 4; ++j) {
+          auto [b0, b1] = emitter.bFragment(d, rt, j);
+          memref::StoreOp::create(b, loc, b0, bRegs,
+                                  ValueRange{e.index(4 * rt + j), lane,
+                                             e.index(0)});
+          memref::StoreOp::create(b, loc, b1, bRegs,
+                                  ValueRange{e.index(4 * rt + j), lane,
+                                             e.index(1)});
+        }
+    }
+    // The kernel's mmas in its order: step j, column group, row tile.
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t cg = 0; cg < p.columnGroups; ++cg)
+        for (int64_t rt = 0; rt < p.rowTiles; ++rt) {
+          emulateMma(b, loc, aRegs, 4 * cg + j, bRegs, 4 * rt + j, acc, warp,
+                     cg * p.rowTiles + rt);
+        }
+  }
+  // Warp 0's epilogue: the warps' sums in warp order, stored.
+  Value lane = upTo(32);
+  SmallVector<Value> sums;
+  for (int64_t i = 0; i < accumulators; ++i) {
+    Value total;
+    for (int64_t w = 0; w < p.split; ++w) {
+      Value v = memref::LoadOp::create(
+          b, loc, acc,
+          ValueRange{e.index(w), e.index(i / 4), lane, e.index(i % 4)});
+      total = total ? arith::AddFOp::create(b, loc, total, v).getResult() : v;
+    }
+    sums.push_back(total);
+  }
+  emitter.store(e, block, lane, sums);
+  op.erase();
+  return true;
+}

@@ -1,0 +1,46 @@
+// What the Hopper-layout mixed_matmul kernel does not take is reported at the
+// op, naming what to do.
+// RUN: mx-opt %s --microscale-nvvm-outline-kernels -split-input-file -verify-diagnostics
+
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 2>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @mma_version_2(%a: memref<2x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<2x16xbf16>) {
+  // expected-error @+1 {{the Hopper-layout matmul reads #microscale.hopper_value<mx_axis = -2, mma_version = 3> (one word per mma.sync A fragment), got #microscale.hopper_value<mx_axis = -2, mma_version = 2>; convert_layout to it (or to #microscale.strided<major_dim = -2> for the K-major kernel)}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<2x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<2x16xbf16>
+  return
+}
+
+// -----
+
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>>
+func.func @strided_scales(%a: memref<2x64xbf16>, %v: memref<16384xi8>, %s: memref<32xi8>, %g: f32, %o: memref<2x16xbf16>) {
+  // expected-error @+1 {{the Hopper-layout matmul reads its scales in #microscale.hopper_scale<mx_axis = -2, num_warps = W>, got #microscale.strided; convert_layout first}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<2x64xbf16>, !w, memref<16384xi8>, memref<32xi8>, memref<2x16xbf16>
+  return
+}
+
+// -----
+
+!w = !microscale.qtensor<2x64x16, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @experts(%a: memref<2x64xbf16>, %v: memref<32768xi8>, %s: memref<512xi8>, %g: f32, %o: memref<2x16xbf16>, %off: memref<2xi32>, %cnt: memref<2xi32>) {
+  // expected-error @+1 {{the ragged (experts) form with a Hopper-layout weight is not built yet; convert_layout the expert weights to #microscale.strided<major_dim = -2>}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<2xi32>, memref<2xi32>) : memref<2x64xbf16>, !w, memref<32768xi8>, memref<512xi8>, memref<2x16xbf16>
+  return
+}
+
+// -----
+
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @dynamic_rows(%a: memref<?x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<?x16xbf16>) {
+  // expected-error @+1 {{rows known at run time with a Hopper-layout weight are not built yet}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<?x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<?x16xbf16>
+  return
+}
+
+// -----
+
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @prefill(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<65x16xbf16>) {
+  // expected-error @+1 {{the Hopper-layout matmul is built for decode sizes (at most 64 rows, out rows = lhs rows), got 65 rows; above that (wgmma, issue 18) it is not built yet}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
+  return
+}

@@ -1,0 +1,184 @@
+//===- HopperLayoutMatmulJITTest.cpp - The Hopper-layout matmul on host ---===//
+//
+// The Hopper-layout decode kernel of mixed_matmul_storage
+// (HopperLayoutMatmulKernel.cpp: the weight in
+// #microscale.hopper_value<mx_axis = -2, mma_version = 3> with
+// #microscale.hopper_scale) run on the host by emulateHopperLayoutMatmulOnHost:
+// the kernel's own per-lane code (which image word, scale word and
+// activation words each lane of each warp reads for each chunk, the decode
+// as the PTX's integer operations and rounded bf16 multiplies, the warp
+// vote between the folded and the exact scale path), each mma.sync
+// m16n8k16 taken element by element from the lane and register the PTX
+// ISA's fragment tables name, and the split warps' sums added in the
+// kernel's order and stored by its epilogue. A misplaced word, slot, scale
+// byte or fragment changes the result.
+//
+// Random FP4 codes (never zero) and E8M0 scale codes below 128 in some K
+// blocks and across 128 in others (so both decode paths run), with the
+// subnormal-producing codes 0..2,
+// random bf16 activations, stored into the Hopper layouts by the reference
+// library; against a float64 product of the reference's dequantized weight.
+// The tolerance: the mma's internal summation order is not specified; the
+// emulation adds each step's 16 exact products in K order in f32.
+//
+//===----------------------------------------------------------------------===//
+#include "JitTestSupport.h"
+
+#include "microscale/Conversion/NVVM/HopperLayoutMatmul.h"
+#include "microscale/Reference/FloatFormats.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::microscale;
+namespace ref = ::microscale::ref;
+
+namespace {
+
+struct Case {
+  int64_t m, k, n;
+  int64_t scaleWarps;       // num_warps of the hopper_scale layout
+  MixedMatmulOptions tiling; // split_k / warp_columns asked for (0: chosen)
+  int64_t smCount;          // the part planned for (0: the chip's)
+};
+
+class HopperLayoutMatmulOnHost : public ::testing::TestWithParam<Case> {};
+
+TEST_P(HopperLayoutMatmulOnHost, MatchesTheFloat64Product) {
+  const Case &c = GetParam();
+  auto contextOwner = ::microscale::testing::makeJitContext();
+  MLIRContext &context = *contextOwner;
+  const std::string weight =
+      "!microscale.qtensor<" + std::to_string(c.k) + "x" +
+      std::to_string(c.n) +
+      ", mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, "
+      "mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, "
+      "num_warps = " +
+      std::to_string(c.scaleWarps) + ">>";
+  auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
+  ASSERT_TRUE(type) << weight;
+  const std::string lhs = "memref<" + std::to_string(c.m) + "x" +
+                          std::to_string(c.k) + "xbf16>";
+  const std::string out = "memref<" + std::to_string(c.m) + "x" +
+                          std::to_string(c.n) + "xf32>";
+  std::string text =
+      "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
+      "%g: f32, %o: " + out + ") attributes {llvm.emit_c_interface} {\n"
+      "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : " +
+      lhs + ", " + weight + ", memref<?xi8>, memref<?xi8>, " + out +
+      "\n  return\n}\n";
+  std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
+  ASSERT_TRUE(chip);
+  std::string compileError;
+  bool emulated = false;
+  auto engine = ::microscale::testing::compileForHost(
+      context, text, compileError, [&](ModuleOp module) {
+        module.walk([&](MixedMatmulStorageOp op) {
+          emulated =
+              emulateHopperLayoutMatmulOnHost(op, *chip, c.smCount, c.tiling);
+        });
+      });
+  ASSERT_TRUE(engine) << compileError;
+  ASSERT_TRUE(emulated);
+
+  std::mt19937 rng(static_cast<unsigned>(c.m * 131 + c.k * 7 + c.n));
+  ref::QuantizedTensor w;
+  w.format = type.getFormat().getReferenceFormat();
+  w.shape = {c.k, c.n};
+  w.axis = 0;
+  w.scaleShape = ref::scaleShapeFor(w.shape, 0, w.format.blockSize);
+  w.elements.resize(c.k * c.n);
+  for (auto &code : w.elements)
+    code = static_cast<uint8_t>(1 + rng() % 15); // never all zero
+  // Every third K block has codes up to 135 (its chunks take the exact
+  // path), the others below 128 (the folded one).
+  w.scales.resize((c.k / 32) * c.n);
+  for (size_t i = 0; i < w.scales.size(); ++i)
+    w.scales[i] = static_cast<uint8_t>(
+        (i / c.n) % 3 == 2 ? 112 + rng() % 24
+                           : (rng() % 10 == 0 ? rng() % 3 : 112 + rng() % 16));
+  w.globalScale = 1.0f;
+  auto valueLayout = type.buildValueReference();
+  auto scaleLayout = type.buildScaleReference();
+  std::vector<uint8_t> values(valueLayout->getStorageBytes()),
+      scales(scaleLayout->getStorageBytes());
+  valueLayout->store(w.elements.data(), values.data());
+  scaleLayout->store(w.scales.data(), scales.data());
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::vector<uint16_t> a(c.m * c.k);
+  for (auto &x : a)
+    x = ref::toBF16Bits(gauss(rng));
+  std::vector<float> got(c.m * c.n, std::nanf(""));
+
+  int64_t zero = 0, one = 1, vn = values.size(), sn = scales.size();
+  int64_t am = c.m, ak = c.k, on = c.n;
+  uint16_t *ap = a.data();
+  uint8_t *vp = values.data(), *sp = scales.data();
+  float *op = got.data();
+  float g = 1.0f;
+  std::vector<void *> args = {&ap, &ap, &zero, &am, &ak, &ak, &one,
+                              &vp, &vp, &zero, &vn, &one,
+                              &sp, &sp, &zero, &sn, &one, &g,
+                              &op, &op, &zero, &am, &on, &on, &one};
+  llvm::Error error = engine->invokePacked("mm", args);
+  ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
+
+  std::vector<float> dequantized = ref::dequantize(w, ref::E8M0Edges::OCP);
+  size_t bad = 0;
+  double errorNorm = 0, refNorm = 0;
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double want = 0, magnitude = 0;
+      for (int64_t kk = 0; kk < c.k; ++kk) {
+        const double x = ref::fromBF16Bits(a[i * c.k + kk]);
+        want += x * dequantized[kk * c.n + j];
+        magnitude += std::fabs(x * dequantized[kk * c.n + j]);
+      }
+      const double have = got[i * c.n + j];
+      if (!(std::fabs(have - want) <= 1e-5 * magnitude + 1e-30) && bad++ < 3)
+        ADD_FAILURE() << "out[" << i << ", " << j << "] = " << have
+                      << ", want " << want;
+      errorNorm += (have - want) * (have - want);
+      refNorm += want * want;
+    }
+  EXPECT_EQ(bad, 0u);
+  EXPECT_GT(refNorm, 0.0);
+  EXPECT_LT(std::sqrt(errorNorm / refNorm), 1e-5);
+}
+
+MixedMatmulOptions tiling(int64_t splitK, int64_t warpColumns = 0) {
+  MixedMatmulOptions options;
+  options.splitK = splitK;
+  options.warpColumns = warpColumns;
+  return options;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, HopperLayoutMatmulOnHost,
+    ::testing::Values(
+        // One row, one chunk, one tile.
+        Case{1, 64, 16, 4, {}, 0},
+        // K a multiple of 32 but not 64 (a half last chunk), N not a
+        // multiple of 16 (a partial tile: the image's padding), M not a
+        // multiple of 8; the scale layout's num_warps 8.
+        Case{5, 160, 40, 8, {}, 0},
+        // Ten chunks over three warps (uneven ranges: 3, 3, 4), two
+        // column groups per warp, two row tiles.
+        Case{16, 640, 64, 4, tiling(3, 32), 0},
+        // Many row tiles (M = 33: 5), four column groups, 48 columns
+        // (the fourth group past N), a half chunk; scales num_warps 2.
+        Case{33, 96, 48, 2, tiling(0, 64), 0},
+        // 64 rows (8 row tiles); the scale layout's second 16W-column
+        // half (N > 16 W) and its rows past 2W tiles.
+        Case{64, 128, 160, 2, tiling(2), 0},
+        // The planner's split on a small part (4 SMs): many warps.
+        Case{2, 1024, 48, 4, {}, 4},
+        // Two column groups chosen by the planner (a part of 2 SMs), the
+        // activations staged, a half last chunk.
+        Case{3, 224, 96, 4, {}, 2}));
+
+} // namespace

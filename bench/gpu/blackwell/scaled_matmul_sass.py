@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
-"""SASS of the sm_120a scaled_matmul kernels (BlackwellScaledMatmulKernel.cpp:
-block-scaled mma.sync, MXFP4 kind::mxf4 and NVFP4 kind::mxf4nvf4) on the
-gpt-oss shapes, in two steps on two machines:
+"""SASS of the Blackwell scaled_matmul kernels on the gpt-oss shapes: sm_120a's
+block-scaled mma.sync (BlackwellScaledMatmulKernel.cpp, MXFP4 kind::mxf4 and
+NVFP4 kind::mxf4nvf4) and sm_100a's tcgen05.mma ... block_scale
+(TCGen05ScaledMatmulKernel.cpp, the same kinds), in two steps on two
+machines:
 
   scaled_matmul_sass.py build MX_OPT OUT_DIR   # here: mx-opt + ptxas (format=bin)
   scaled_matmul_sass.py count OUT_DIR [--cuobjdump CUOBJDUMP] [--sass-dir D]
                                                # where cuobjdump is (the H200
-                                               # machine disassembles sm_120a)
+                                               # machine disassembles sm_100a
+                                               # and sm_120a)
 
-`count` prints, per kernel, the static SASS count, the block-scaled MMAs
-(OMMA) in it, and the SASS of the K loop's body per K step of 64 (the loop
-between its label and the backward branch, divided by the K steps it
-covers: its OMMAs / the activation tiles per warp), with the body's mix.
+`count` prints, per kernel, the static SASS count, the block-scaled MMAs in
+it (sm_120a: OMMA; sm_100a: the UTC*MMA that tcgen05.mma becomes), and the
+SASS of the K loop's body per K step of 64 (the loop between its label and
+the backward branch, divided by the K steps it covers: its MMAs / the
+activation tiles per warp; one tcgen05 MMA is one K step of the whole
+CTA), with the body's mix. The sm_100a K loop is what every thread runs
+per chunk (its copies, the barrier, the mbarrier wait) plus thread 0's
+tcgen05.cp / MMA / commit; it is counted per thread, not per warp.
 """
 import argparse
 import os
@@ -27,19 +34,33 @@ import count_dequant_sass as hopper  # noqa: E402
 BLACKWELL = ("values = #microscale.blackwell_value, "
              "scales = #microscale.blackwell_scale")
 STRIDED = "values = #microscale.strided<major_dim = 0>, scales = #microscale.blackwell_scale"
+# (label, chip, format, M, K, N, weight layout, activation tiles per warp)
 CASES = [
-    ("mxfp4-decode-m1-2880x5760", "mxfp4", 1, 2880, 5760, BLACKWELL, 1),
-    ("mxfp4-m16-2880x5760", "mxfp4", 16, 2880, 5760, BLACKWELL, 2),
-    ("mxfp4-m64-2880x5760", "mxfp4", 64, 2880, 5760, BLACKWELL, 4),
-    ("nvfp4-decode-m1-2880x5760", "nvfp4", 1, 2880, 5760, STRIDED, 1),
-    ("nvfp4-m64-2880x5760", "nvfp4", 64, 2880, 5760, STRIDED, 4),
+    ("mxfp4-decode-m1-2880x5760", "sm_120a", "mxfp4", 1, 2880, 5760, BLACKWELL, 1),
+    ("mxfp4-m16-2880x5760", "sm_120a", "mxfp4", 16, 2880, 5760, BLACKWELL, 2),
+    ("mxfp4-m64-2880x5760", "sm_120a", "mxfp4", 64, 2880, 5760, BLACKWELL, 4),
+    ("nvfp4-decode-m1-2880x5760", "sm_120a", "nvfp4", 1, 2880, 5760, STRIDED, 1),
+    ("nvfp4-m64-2880x5760", "sm_120a", "nvfp4", 64, 2880, 5760, STRIDED, 4),
+    # tcgen05: 16-token tiles at decode, 128 from M = 128 up.
+    ("tcgen05-mxfp4-m1-2880x5760", "sm_100a", "mxfp4", 1, 2880, 5760, BLACKWELL, 1),
+    ("tcgen05-mxfp4-m16-2880x5760", "sm_100a", "mxfp4", 16, 2880, 5760, BLACKWELL, 1),
+    ("tcgen05-mxfp4-m4096-2880x5760", "sm_100a", "mxfp4", 4096, 2880, 5760, BLACKWELL, 1),
+    ("tcgen05-mxfp4-m4096-8192x8192", "sm_100a", "mxfp4", 4096, 8192, 8192, BLACKWELL, 1),
+    ("tcgen05-nvfp4-m1-2880x5760", "sm_100a", "nvfp4", 1, 2880, 5760, STRIDED, 1),
+    ("tcgen05-nvfp4-m4096-2880x5760", "sm_100a", "nvfp4", 4096, 2880, 5760, STRIDED, 1),
 ]
+
+
+def is_mma(op):
+    """The block-scaled MMA: OMMA (mma.sync, sm_120a) or the UTC*MMA of
+    tcgen05.mma (sm_100a)."""
+    return op.startswith("OMMA") or (op.startswith("UTC") and "MMA" in op)
 
 
 def build(mx_opt, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     manifest = []
-    for label, fmt, m, k, n, layout, tiles in CASES:
+    for label, chip, fmt, m, k, n, layout, tiles in CASES:
         src = os.path.join(out_dir, label + ".mlir")
         with open(src, "w") as f:
             f.write(
@@ -51,7 +72,7 @@ def build(mx_opt, out_dir):
                 "memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xbf16>\n"
                 "  return\n}\n" % (m, k, fmt, k, n, fmt, layout))
         lowered = subprocess.run(
-            [mx_opt, src, "--microscale-gpu-to-ptx=chip=sm_120a format=bin"],
+            [mx_opt, src, "--microscale-gpu-to-ptx=chip=%s format=bin" % chip],
             check=True, capture_output=True, text=True).stdout
         lowered_path = os.path.join(out_dir, label + ".lowered.mlir")
         with open(lowered_path, "w") as f:
@@ -89,20 +110,26 @@ def count(out_dir, cuobjdump, sass_dir):
         ops = [(int(m.group(1), 16), m.group(3), m.group(4))
                for m in LINE.finditer(sass)]
         body = [op for _, op, _ in ops if op.split(".")[0] != "NOP"]
-        ommas = sum(1 for op in body if op.startswith("OMMA"))
-        # The K loop: a backward branch (to a lower address) over OMMAs.
+        ommas = sum(1 for op in body if is_mma(op))
+        # The K loop: the shortest backward branch (to a lower address)
+        # over MMAs. Not BRA.U.ANY: ptxas wraps each tcgen05 instruction
+        # of an elected thread in such a loop of its own. The mbarrier
+        # waits' retry paths, placed after the kernel's end, branch back
+        # into the K loop from further away.
         loop = None
         for address, op, args in ops:
             target = re.search(r"0x([0-9a-f]+)", args)
-            if op.startswith("BRA") and target and int(target.group(1), 16) < address:
+            if (op.startswith("BRA") and not op.startswith("BRA.U.ANY")
+                    and target and int(target.group(1), 16) < address):
                 inside = [o for a, o, _ in ops
                           if int(target.group(1), 16) <= a <= address
                           and o.split(".")[0] != "NOP"]
-                if any(o.startswith("OMMA") for o in inside):
+                if any(is_mma(o) for o in inside) and (
+                        loop is None or len(inside) < len(loop)):
                     loop = inside
-        print("%-28s %5d SASS static, %3d OMMA" % (label, len(body), ommas))
+        print("%-30s %5d SASS static, %3d MMA" % (label, len(body), ommas))
         if loop:
-            steps = sum(1 for o in loop if o.startswith("OMMA")) / int(tiles)
+            steps = sum(1 for o in loop if is_mma(o)) / int(tiles)
             mix = {}
             for o in loop:
                 key = o.split(".")[0]

@@ -49,8 +49,10 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Conversion/NVVM/Passes.h"
 
+#include "BlockScaledSupport.h"
 #include "OutlineSupport.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
+#include "microscale/Conversion/NVVM/TCGen05ScaledMatmul.h"
 
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -64,6 +66,7 @@ namespace mlir::microscale {
 using namespace mlir;
 using namespace mlir::microscale;
 using namespace mlir::microscale::codegen;
+using namespace mlir::microscale::blockscaled;
 
 static constexpr int64_t kWarp = 32;
 static constexpr int64_t kWarpsPerBlock = 4;
@@ -135,17 +138,6 @@ struct Fragments {
   SmallVector<Value> scaleB;
 };
 } // namespace
-
-/// Whether the weight (rhs, axis 0) or activations (lhs, axis 1) are stored
-/// K-major: K-contiguous rows of packed codes, one row per column (weight)
-/// or row (activations).
-static bool isKMajor(QTensorType type) {
-  const int64_t axis = type.getAxis();
-  if (auto strided = dyn_cast<StridedAttr>(type.getValueLayout()))
-    return strided.getMajorDim() == axis || strided.getMajorDim() == axis - 2;
-  // [K, N] stored as [N, K/2 padded]: K-major by construction.
-  return axis == 0 && isa<BlackwellValueAttr>(type.getValueLayout());
-}
 
 /// Whether `op` has the operands the kernel handles (with a diagnostic).
 static LogicalResult checkScaledMatmul(ScaledMatmulStorageOp op) {
@@ -463,14 +455,14 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
 LogicalResult mlir::microscale::outlineBlackwellScaledMatmul(
     ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels, unsigned index,
     const nvvm::NVIDIAChip &chip) {
+  // sm_100a has no block-scaled mma.sync: its kernel is tcgen05's.
+  if (chip.hasTcgen05)
+    return outlineTCGen05ScaledMatmul(op, kernels, index, chip);
   if (!chip.hasBlockScaledMmaSync)
     return op.emitOpError()
            << "has no NVIDIA lowering for " << chip.name
-           << ": the scaled_matmul kernel needs the block-scaled mma.sync "
-              "(kind::mxf4.block_scale, kind::mxf4nvf4.block_scale: sm_120a)"
-           << (chip.hasTcgen05 ? "; the tcgen05 kernel of this chip is not "
-                                 "written yet"
-                               : "");
+           << ": the scaled_matmul kernels need the block-scaled mma.sync "
+              "(sm_120a) or tcgen05.mma ... block_scale (sm_100a)";
   if (failed(checkScaledMatmul(op)))
     return failure();
   outlineKernel(op, kernels, index);
@@ -487,64 +479,6 @@ namespace {
 struct HostRegisters {
   Value a, scaleA, b, scaleB, acc;
 };
-
-/// The magnitude of an E2M1 code times 4 (an integer: 0, 2, 4, 6, 8, 12,
-/// 16, 24) with its sign.
-Value e2m1TimesFour(Emitter &e, Value code) {
-  OpBuilder &b = e.builder();
-  Location loc = e.location();
-  Value exponent = e.band(e.shr(code, 1), 3), mantissa = e.band(code, 1);
-  Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                            exponent, e.i32(0));
-  Value normal = e.shlV(arith::AddIOp::create(b, loc, mantissa, e.i32(2)),
-                        exponent);
-  Value magnitude = e.select(isSubnormal, e.shl(mantissa, 1), normal);
-  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                         e.band(code, 8), e.i32(0));
-  return e.select(negative,
-                  arith::SubIOp::create(b, loc, e.i32(0), magnitude),
-                  magnitude);
-}
-
-/// An E8M0 code as f32 (OCP: code 0 is 2^-127, 255 is NaN).
-Value e8m0ToF32(Emitter &e, Value code) {
-  OpBuilder &b = e.builder();
-  Location loc = e.location();
-  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, code,
-                                       e.i32(0));
-  Value isNaN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, code,
-                                      e.i32(255));
-  Value bits = e.select(isZero, e.i32(0x00400000), e.shl(code, 23));
-  bits = e.select(isNaN, e.i32(0x7FC00000), bits);
-  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
-}
-
-/// An E4M3 (FN) code as f32: s.eeee.mmm, bias 7, subnormals m 2^-9, NaN
-/// for s.1111.111.
-Value e4m3ToF32(Emitter &e, Value code) {
-  OpBuilder &b = e.builder();
-  Location loc = e.location();
-  Value exponent = e.band(e.shr(code, 3), 0xF), mantissa = e.band(code, 7);
-  Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                            exponent, e.i32(0));
-  Value normal = e.bor(
-      e.shl(arith::AddIOp::create(b, loc, exponent, e.i32(127 - 7)), 23),
-      e.shl(mantissa, 20));
-  Value magnitude = e.select(
-      isSubnormal,
-      arith::BitcastOp::create(
-          b, loc, b.getI32Type(),
-          arith::MulFOp::create(
-              b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), mantissa),
-              arith::ConstantOp::create(b, loc,
-                                        b.getF32FloatAttr(1.0f / 512)))),
-      normal);
-  Value bits = e.bor(magnitude, e.shl(e.band(code, 0x80), 24));
-  Value isNaN = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                      e.band(code, 0x7F), e.i32(0x7F));
-  bits = e.select(isNaN, e.i32(0x7FC00000), bits);
-  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
-}
 
 /// One m16n8k64 kind::mxf4 scale_vec::2X (kind::mxf4nvf4 4X) MMA of the
 /// warp on the host,

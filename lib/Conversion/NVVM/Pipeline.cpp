@@ -47,6 +47,9 @@ void mlir::microscale::buildMicroscaleGPUToPTXPipeline(
     std::optional<nvvm::NVIDIAChip> chip =
         nvvm::NVIDIAChip::lookup(options.chip);
     unsigned ptx = std::max(80u, chip ? chip->minimumPTXVersion : 0u);
+    // The tcgen05 scaled_matmul's kind::mxf4nvf4 (NVFP4) needs PTX 8.7.
+    if (chip && chip->hasTcgen05)
+      ptx = std::max(ptx, 87u);
     target.features = "+ptx" + std::to_string(ptx);
   }
   target.optLevel = 3;

@@ -21,12 +21,12 @@
 // The pipeline's own ptxas run (format=bin) for both chips.
 // RUN: %if ptxas %{ mx-opt %s --microscale-gpu-to-ptx='chip=sm_100a format=bin toolkit=%cuda_toolkit' | FileCheck %s --check-prefix=BIN100 %}
 // RUN: %if ptxas %{ mx-opt %s --microscale-gpu-to-ptx='chip=sm_120a format=bin toolkit=%cuda_toolkit' | FileCheck %s --check-prefix=BIN120 %}
-// BIN100: chip = "sm_100a", features = "+ptx86"
+// BIN100: chip = "sm_100a", features = "+ptx87"
 // BIN100-SAME: bin = "\7FELF
 // BIN120: chip = "sm_120a", features = "+ptx87"
 // BIN120-SAME: bin = "\7FELF
 //
-// SM100: .version 8.6
+// SM100: .version 8.7
 // SM100: .target sm_100a
 // SM120: .version 8.7
 // SM120: .target sm_120a

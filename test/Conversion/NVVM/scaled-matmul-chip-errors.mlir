@@ -1,13 +1,14 @@
-// Chips without the block-scaled mma.sync are refused at the op, with a
+// Chips without a block-scaled MMA are refused at the op, with a
 // diagnostic, never a backend abort: sm_90a (Hopper) through the whole
-// outline pipeline, and sm_100a, whose tcgen05 kernel is not written yet.
+// outline pipeline. sm_100a takes the tcgen05 kernel, sm_120a the
+// mma.sync one, each through the same pass.
 // RUN: not mx-opt %s --microscale-nvvm-outline-kernels=chip=sm_90a 2>&1 | FileCheck %s --check-prefix=SM90
-// RUN: not mx-opt %s --microscale-gpu-to-ptx=chip=sm_100a 2>&1 | FileCheck %s --check-prefix=SM100
+// RUN: mx-opt %s --microscale-gpu-to-ptx=chip=sm_100a | FileCheck %s --check-prefix=SM100
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels=chip=sm_120a | FileCheck %s --check-prefix=SM120
 
-// SM90: error: 'microscale.scaled_matmul_storage' op has no NVIDIA lowering for sm_90a: the scaled_matmul kernel needs the block-scaled mma.sync (kind::mxf4.block_scale, kind::mxf4nvf4.block_scale: sm_120a)
-// SM90-NOT: tcgen05
-// SM100: error: 'microscale.scaled_matmul_storage' op has no NVIDIA lowering for sm_100a: the scaled_matmul kernel needs the block-scaled mma.sync (kind::mxf4.block_scale, kind::mxf4nvf4.block_scale: sm_120a); the tcgen05 kernel of this chip is not written yet
+// SM90: error: 'microscale.scaled_matmul_storage' op has no NVIDIA lowering for sm_90a: the scaled_matmul kernels need the block-scaled mma.sync (sm_120a) or tcgen05.mma ... block_scale (sm_100a)
+// SM100: gpu.launch_func @microscale_kernels::@tcgen05_scaled_matmul_mxf4_0
+// SM100: gpu.binary @microscale_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_100a", features = "+ptx87">
 // SM120: gpu.launch_func @microscale_kernels::@scaled_matmul_mxf4_0
 func.func @f(%av: memref<?xi8>, %as: memref<?xi8>, %g: f32, %wv: memref<?xi8>, %ws: memref<?xi8>, %o: memref<?xf32>) {
   microscale.scaled_matmul_storage(%av, %as, %g) times (%wv, %ws, %g) into %o

@@ -83,11 +83,12 @@ LogicalResult outlineBlackwellDequantize(DequantizeStorageOp op,
 bool emulateBlackwellDequantizeOnHost(DequantizeStorageOp op,
                                       const HopperDequantizeOptions &options);
 
-/// Outlines a scaled_matmul_storage of two MXFP4 operands stored K-major
-/// into a kernel of the sm_120a block-scaled mma.sync (kind::mxf4) and
-/// replaces it with its launch; failure (with a diagnostic) for a chip
-/// without that MMA or operands the kernel does not take. Defined in
-/// BlackwellScaledMatmulKernel.cpp.
+/// Outlines a scaled_matmul_storage of two MXFP4 (or NVFP4) operands
+/// stored K-major into a kernel of the sm_120a block-scaled mma.sync
+/// (kind::mxf4) or, on chips with tcgen05, of the tcgen05 MMA
+/// (TCGen05ScaledMatmul.h), and replaces it with its launch; failure (with
+/// a diagnostic) for a chip without either or operands the kernel does not
+/// take. Defined in BlackwellScaledMatmulKernel.cpp.
 LogicalResult outlineBlackwellScaledMatmul(ScaledMatmulStorageOp op,
                                            gpu::GPUModuleOp kernels,
                                            unsigned index,

@@ -128,23 +128,33 @@ def MicroscaleNVVMOutlineMatmul
 def MicroscaleNVVMOutlineScaledMatmul
     : NVVMOutlinePass<"microscale-nvvm-outline-scaled-matmul"> {
   let summary = "Turn each scaled_matmul_storage (MXFP4 x MXFP4, NVFP4 x "
-                "NVFP4) into one block-scaled mma.sync kernel (sm_120a) and "
-                "its launch";
+                "NVFP4) into one block-scaled MMA kernel (sm_120a: mma.sync; "
+                "sm_100a: tcgen05) and its launch";
   let description = [{
     Outlines every `microscale.scaled_matmul_storage` of two MXFP4 (or two
     NVFP4) operands stored K-major (activations `#microscale.strided`, the
     weight `#microscale.blackwell_value` or `#microscale.strided<major_dim =
     0>`; any scale layout, `#microscale.blackwell_scale` included) into a
-    kernel of `@microscale_kernels` built on the warp-level block-scaled MMA
-    of sm_120a, `mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale
-    .scale_vec::2X` (NVFP4: `kind::mxf4nvf4 ... scale_vec::4X ... ue4m3`;
-    NVVM `mma.block_scale`), and replaces it with its launch: the weight is
-    the MMA's A operand, four warps per block, each 16 weight columns by 8,
-    16 or 32 activation rows; any M and N, K a multiple of the block size.
+    kernel of `@microscale_kernels` and replaces it with its launch; any M
+    and N, K a multiple of 16.
 
-    Chips without the block-scaled mma.sync (sm_90a and older; sm_100a,
-    whose tcgen05 kernel is not written yet) and operands the kernel does
-    not take are reported at the op. Runs before
+    On sm_120a the kernel is built on the warp-level block-scaled MMA,
+    `mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale
+    .scale_vec::2X` (NVFP4: `kind::mxf4nvf4 ... scale_vec::4X ... ue4m3`;
+    NVVM `mma.block_scale`): the weight is the MMA's A operand, four warps
+    per block, each 16 weight columns by 8, 16 or 32 activation rows.
+
+    On sm_100a (chips with tcgen05) it is built on the tensor-memory MMA,
+    `tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X`
+    (NVFP4: `kind::mxf4nvf4 ... scale_vec::4X`): one CTA of 128 threads
+    per 128 weight columns (the MMA's M; swap-AB) and 16 to 128 tokens
+    (its N), the operand tiles copied into shared memory in two stages, the
+    scale atoms copied into tensor memory by `tcgen05.cp`, the accumulator
+    read back by `tcgen05.ld`. The weight may also be
+    `#microscale.blackwell_shuffled_value`.
+
+    Chips without a block-scaled MMA (sm_90a and older) and operands the
+    kernels do not take are reported at the op. Runs before
     `microscale-nvvm-outline-matmul` in `microscale-nvvm-outline-kernels`.
   }];
 }

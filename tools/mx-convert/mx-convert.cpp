@@ -252,6 +252,16 @@ private:
     std::thread thread;
     std::atomic<bool> finished{false};
   };
+  /// `key`'s compiled conversion, `result` of a Compilation (the host's
+  /// conversion or the GPU's kernel): the one startCompiling began, its
+  /// thread joined (`compileSeconds`: the thread's time), else the one
+  /// `compileNow(error)` makes here (`compileSeconds`: its time). `error`
+  /// says why it is empty. With `erase`, the joined compilation leaves
+  /// `compiling` (the host keeps it: its context).
+  template <typename T, typename CompileNow>
+  T joinOrCompile(const Key &key, T Compilation::*result, bool erase,
+                  CompileNow compileNow, std::string &error,
+                  double &compileSeconds);
   static Key keyOf(const Conversion &checked) {
     return Key(checked.fromType.getAsOpaquePointer(),
                checked.toType.getAsOpaquePointer(),
@@ -319,6 +329,28 @@ bool Converter::run(const Conversion &checked, ArrayRef<uint8_t> input,
   return runOnHost(checked, key, input, output, name, progress);
 }
 
+template <typename T, typename CompileNow>
+T Converter::joinOrCompile(const Key &key, T Compilation::*result, bool erase,
+                           CompileNow compileNow, std::string &error,
+                           double &compileSeconds) {
+  auto started = compiling.find(key);
+  if (started == compiling.end()) {
+    auto start = std::chrono::steady_clock::now();
+    T compiled = compileNow(error);
+    compileSeconds = seconds(start);
+    return compiled;
+  }
+  // Compiled on its own thread: its time is the thread's.
+  Compilation &c = *started->second;
+  c.thread.join();
+  T compiled = std::move(c.*result);
+  error = c.error;
+  compileSeconds = c.seconds;
+  if (erase)
+    compiling.erase(started);
+  return compiled;
+}
+
 bool Converter::runOnHost(const Conversion &checked, const Key &key,
                           ArrayRef<uint8_t> input, uint8_t *output,
                           StringRef name, Progress &progress) {
@@ -328,19 +360,13 @@ bool Converter::runOnHost(const Conversion &checked, const Key &key,
   double compileSeconds = 0;
   if (!conversion) {
     std::string error;
-    auto started = compiling.find(key);
-    if (started != compiling.end()) {
-      // Compiled on its own thread: its time is the thread's.
-      Compilation &c = *started->second;
-      c.thread.join();
-      conversion = std::move(c.conversion);
-      error = c.error;
-      compileSeconds = c.seconds;
-    } else {
-      conversion = CompiledConversion::compile(checked.fromType, checked.toType,
-                                               checked.part, error);
-      compileSeconds = seconds(start);
-    }
+    conversion = joinOrCompile(
+        key, &Compilation::conversion, /*erase=*/false,
+        [&](std::string &message) {
+          return CompiledConversion::compile(checked.fromType, checked.toType,
+                                             checked.part, message);
+        },
+        error, compileSeconds);
     if (!conversion) {
       host.erase(key);
       return reject(error);
@@ -394,19 +420,17 @@ bool Converter::runOnCuda(const Conversion &checked, const Key &key,
   const bool compiled = found == cuda.end();
   if (compiled) {
     std::string error;
-    std::optional<::microscale::cuda::ConversionKernel> kernel;
-    auto started = compiling.find(key);
-    if (started != compiling.end()) {
-      Compilation &c = *started->second;
-      c.thread.join();
-      kernel = std::move(c.kernel);
-      error = c.error;
-      compiling.erase(started);
-    } else {
-      kernel =
-          compileConversionForCUDA(checked.fromType, checked.toType,
-                                   checked.part, cudaPipelineOptions(), error);
-    }
+    // Unused: the --time line counts the compile from `start` (the wait on
+    // the thread and the saved kernel included).
+    double ownSeconds = 0;
+    std::optional<::microscale::cuda::ConversionKernel> kernel = joinOrCompile(
+        key, &Compilation::kernel, /*erase=*/true,
+        [&](std::string &message) {
+          return compileConversionForCUDA(checked.fromType, checked.toType,
+                                          checked.part, cudaPipelineOptions(),
+                                          message);
+        },
+        error, ownSeconds);
     if (!kernel)
       return reject("--device cuda: " + error);
     if (kernel->sourceBytes != checked.sourceBytes ||

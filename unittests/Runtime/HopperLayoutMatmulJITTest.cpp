@@ -66,11 +66,7 @@ TEST_P(HopperLayoutMatmulOnHost, MatchesTheFloat64Product) {
   const std::string out = "memref<" + std::to_string(c.m) + "x" +
                           std::to_string(c.n) + "xf32>";
   std::string text =
-      "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
-      "%g: f32, %o: " + out + ") attributes {llvm.emit_c_interface} {\n"
-      "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : " +
-      lhs + ", " + weight + ", memref<?xi8>, memref<?xi8>, " + out +
-      "\n  return\n}\n";
+      ::microscale::testing::mixedMatmulFunction(lhs, weight, out);
   std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
   ASSERT_TRUE(chip);
   std::string compileError;
@@ -108,46 +104,15 @@ TEST_P(HopperLayoutMatmulOnHost, MatchesTheFloat64Product) {
       scales(scaleLayout->getStorageBytes());
   valueLayout->store(w.elements.data(), values.data());
   scaleLayout->store(w.scales.data(), scales.data());
-  std::normal_distribution<float> gauss(0.0f, 1.0f);
-  std::vector<uint16_t> a(c.m * c.k);
-  for (auto &x : a)
-    x = ref::toBF16Bits(gauss(rng));
+  std::vector<uint16_t> a =
+      ::microscale::testing::randomActivations(c.m * c.k, rng);
   std::vector<float> got(c.m * c.n, std::nanf(""));
-
-  int64_t zero = 0, one = 1, vn = values.size(), sn = scales.size();
-  int64_t am = c.m, ak = c.k, on = c.n;
-  uint16_t *ap = a.data();
-  uint8_t *vp = values.data(), *sp = scales.data();
-  float *op = got.data();
-  float g = 1.0f;
-  std::vector<void *> args = {&ap, &ap, &zero, &am, &ak, &ak, &one,
-                              &vp, &vp, &zero, &vn, &one,
-                              &sp, &sp, &zero, &sn, &one, &g,
-                              &op, &op, &zero, &am, &on, &on, &one};
-  llvm::Error error = engine->invokePacked("mm", args);
+  llvm::Error error = ::microscale::testing::invokeMixedMatmul(
+      *engine, c.m, c.k, c.n, a.data(), values, scales, 1.0f, got.data());
   ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
 
-  std::vector<float> dequantized = ref::dequantize(w, ref::E8M0Edges::OCP);
-  size_t bad = 0;
-  double errorNorm = 0, refNorm = 0;
-  for (int64_t i = 0; i < c.m; ++i)
-    for (int64_t j = 0; j < c.n; ++j) {
-      double want = 0, magnitude = 0;
-      for (int64_t kk = 0; kk < c.k; ++kk) {
-        const double x = ref::fromBF16Bits(a[i * c.k + kk]);
-        want += x * dequantized[kk * c.n + j];
-        magnitude += std::fabs(x * dequantized[kk * c.n + j]);
-      }
-      const double have = got[i * c.n + j];
-      if (!(std::fabs(have - want) <= 1e-5 * magnitude + 1e-30) && bad++ < 3)
-        ADD_FAILURE() << "out[" << i << ", " << j << "] = " << have
-                      << ", want " << want;
-      errorNorm += (have - want) * (have - want);
-      refNorm += want * want;
-    }
-  EXPECT_EQ(bad, 0u);
-  EXPECT_GT(refNorm, 0.0);
-  EXPECT_LT(std::sqrt(errorNorm / refNorm), 1e-5);
+  ::microscale::testing::expectMixedMatmulProduct(
+      c.m, c.k, c.n, a, ref::dequantize(w, ref::E8M0Edges::OCP), got);
 }
 
 MixedMatmulOptions tiling(int64_t splitK, int64_t warpColumns = 0) {

@@ -21,15 +21,6 @@ namespace ref = ::microscale::ref;
 
 namespace {
 
-/// Random bf16 activations from N(0, 1).
-std::vector<uint16_t> randomActivations(int64_t count, std::mt19937 &rng) {
-  std::normal_distribution<float> gauss(0.0f, 1.0f);
-  std::vector<uint16_t> a(count);
-  for (auto &x : a)
-    x = ref::toBF16Bits(gauss(rng));
-  return a;
-}
-
 /// A random weight of `type` (blocked along `axis`) and its value and scale
 /// bytes in the type's layouts: random element codes, E8M0 scale codes near
 /// 2^0 or E4M3 codes 0x30..0x3F (0.5 .. 1.875).
@@ -87,59 +78,27 @@ TEST_P(MixedMatmulJIT, MatchesAFloat64Product) {
   const std::string out = "memref<" + std::to_string(m) + "x" +
                           std::to_string(n) + "xf32>";
   std::string text =
-      "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
-      "%g: f32, %o: " + out + ") attributes {llvm.emit_c_interface} {\n"
-      "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : " +
-      lhs + ", " + c.weight + ", memref<?xi8>, memref<?xi8>, " + out +
-      "\n  return\n}\n";
+      ::microscale::testing::mixedMatmulFunction(lhs, c.weight, out);
   std::string compileError;
   auto engine =
       ::microscale::testing::compileForHost(context, text, compileError);
   ASSERT_TRUE(engine) << compileError;
 
   std::mt19937 rng(5);
-  std::vector<uint16_t> a = randomActivations(m * k, rng);
+  std::vector<uint16_t> a =
+      ::microscale::testing::randomActivations(m * k, rng);
   RandomWeight random = randomWeight(type, 0, rng);
   const ref::QuantizedTensor &w = random.tensor;
-  std::vector<uint8_t> &values = random.values, &scales = random.scales;
   std::vector<float> got(m * n, std::nanf(""));
-
-  int64_t zero = 0, one = 1, vn = values.size(), sn = scales.size();
-  int64_t am = m, ak = k, on = n;
-  uint16_t *ap = a.data();
-  uint8_t *vp = values.data(), *sp = scales.data();
-  float *op = got.data();
-  float g = w.globalScale;
-  std::vector<void *> args = {&ap, &ap, &zero, &am, &ak, &ak, &one,
-                              &vp, &vp, &zero, &vn, &one,
-                              &sp, &sp, &zero, &sn, &one, &g,
-                              &op, &op, &zero, &am, &on, &on, &one};
-  llvm::Error error = engine->invokePacked("mm", args);
+  llvm::Error error = ::microscale::testing::invokeMixedMatmul(
+      *engine, m, k, n, a.data(), random.values, random.scales,
+      w.globalScale, got.data());
   ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
 
   // The reference dequantizes with the global scale inside; the op applies
   // it to the sum: equal up to f32 rounding.
-  std::vector<float> weight = ref::dequantize(w, ref::E8M0Edges::OCP);
-  size_t bad = 0;
-  double errorNorm = 0, refNorm = 0;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double want = 0, magnitude = 0;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const double x = ref::fromBF16Bits(a[i * k + kk]);
-        want += x * weight[kk * n + j];
-        magnitude += std::fabs(x * weight[kk * n + j]);
-      }
-      const double have = got[i * n + j];
-      if (!(std::fabs(have - want) <= 1e-5 * magnitude + 1e-30) && bad++ < 3)
-        ADD_FAILURE() << "out[" << i << ", " << j << "] = " << have
-                      << ", want " << want;
-      errorNorm += (have - want) * (have - want);
-      refNorm += want * want;
-    }
-  EXPECT_EQ(bad, 0u);
-  EXPECT_GT(refNorm, 0.0);
-  EXPECT_LT(std::sqrt(errorNorm / refNorm), 1e-5);
+  ::microscale::testing::expectMixedMatmulProduct(
+      m, k, n, a, ref::dequantize(w, ref::E8M0Edges::OCP), got);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -191,7 +150,8 @@ TEST(MixedMatmulJITRagged, ExpertsGatherScatter) {
   ASSERT_TRUE(engine) << compileError;
 
   std::mt19937 rng(11);
-  std::vector<uint16_t> a = randomActivations(tokens * k, rng);
+  std::vector<uint16_t> a =
+      ::microscale::testing::randomActivations(tokens * k, rng);
   RandomWeight random = randomWeight(type, 1, rng);
   const ref::QuantizedTensor &w = random.tensor;
   std::vector<uint8_t> &values = random.values, &scales = random.scales;
@@ -272,13 +232,8 @@ TEST(MixedMatmulJITDynamic, OneCompileEveryM) {
                        "#microscale.strided<major_dim = 0>>";
   auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
   ASSERT_TRUE(type);
-  const std::string lhs = "memref<?x96xbf16>", out = "memref<?x24xf32>";
-  std::string text =
-      "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
-      "%g: f32, %o: " + out + ") attributes {llvm.emit_c_interface} {\n"
-      "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : " +
-      lhs + ", " + weight + ", memref<?xi8>, memref<?xi8>, " + out +
-      "\n  return\n}\n";
+  std::string text = ::microscale::testing::mixedMatmulFunction(
+      "memref<?x96xbf16>", weight, "memref<?x24xf32>");
   std::string compileError;
   auto engine =
       ::microscale::testing::compileForHost(context, text, compileError);
@@ -289,41 +244,16 @@ TEST(MixedMatmulJITDynamic, OneCompileEveryM) {
   const ref::QuantizedTensor &w = random.tensor;
   std::vector<float> weightValues = ref::dequantize(w, ref::E8M0Edges::OCP);
   for (int64_t m : {1, 3, 9, 17, 0}) {
-    std::vector<uint16_t> a = randomActivations(std::max<int64_t>(m, 1) * k, rng);
+    std::vector<uint16_t> a = ::microscale::testing::randomActivations(
+        std::max<int64_t>(m, 1) * k, rng);
     // One sentinel row past M: a lowering that ran past M would write it.
     std::vector<float> got((m + 1) * n, std::nanf(""));
-    int64_t zero = 0, one = 1, vn = random.values.size(),
-            sn = random.scales.size();
-    int64_t am = m, ak = k, on = n;
-    uint16_t *ap = a.data();
-    uint8_t *vp = random.values.data(), *sp = random.scales.data();
-    float *op = got.data();
-    float g = w.globalScale;
-    std::vector<void *> args = {&ap, &ap, &zero, &am, &ak, &ak, &one,
-                                &vp, &vp, &zero, &vn, &one,
-                                &sp, &sp, &zero, &sn, &one, &g,
-                                &op, &op, &zero, &am, &on, &on, &one};
-    llvm::Error error = engine->invokePacked("mm", args);
+    llvm::Error error = ::microscale::testing::invokeMixedMatmul(
+        *engine, m, k, n, a.data(), random.values, random.scales,
+        w.globalScale, got.data());
     ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
-    double errorNorm = 0, refNorm = 0;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double want = 0, magnitude = 0;
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const double x = ref::fromBF16Bits(a[i * k + kk]);
-          want += x * weightValues[kk * n + j];
-          magnitude += std::fabs(x * weightValues[kk * n + j]);
-        }
-        const double have = got[i * n + j];
-        EXPECT_LE(std::fabs(have - want), 1e-5 * magnitude + 1e-30)
-            << "M = " << m << ", out[" << i << ", " << j << "]";
-        errorNorm += (have - want) * (have - want);
-        refNorm += want * want;
-      }
-    if (m > 0) {
-      EXPECT_GT(refNorm, 0.0) << "M = " << m;
-      EXPECT_LT(std::sqrt(errorNorm / refNorm), 1e-5) << "M = " << m;
-    }
+    ::microscale::testing::expectMixedMatmulProduct(
+        m, k, n, a, weightValues, got, "M = " + std::to_string(m) + ": ");
     for (int64_t j = 0; j < n; ++j)
       EXPECT_TRUE(std::isnan(got[m * n + j])) << "M = " << m << ": row M written";
   }

@@ -152,21 +152,6 @@ static void lower(ConvertStorageOp op, int64_t vectorBytes,
   op.erase();
 }
 
-Value mlir::microscale::getConstantTable(OpBuilder &builder, Location loc,
-                                         ModuleOp module, StringRef name,
-                                         DenseElementsAttr values) {
-  auto type = MemRefType::get(values.getType().getShape(),
-                              values.getType().getElementType());
-  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(module.getBody());
-    memref::GlobalOp::create(builder, loc, name, builder.getStringAttr("private"),
-                             type, values, /*constant=*/true,
-                             /*alignment=*/IntegerAttr());
-  }
-  return memref::GetGlobalOp::create(builder, loc, type, name);
-}
-
 static SmallVector<float> decodeTable(::microscale::ref::ScalarFormat format,
                                       ::microscale::ref::E8M0Edges edges) {
   namespace ref = ::microscale::ref;

@@ -10,6 +10,7 @@
 #define MICROSCALE_DIALECT_MICROSCALE_TRANSFORMS_STORAGELOWERING_H
 
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "microscale/Dialect/Microscale/Utils/ConstantTable.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::microscale {
@@ -47,21 +48,6 @@ void emitGatherLoop(OpBuilder &builder, Location loc,
                     unsigned bits, int64_t storageBytes, Value dest,
                     function_ref<Value(OpBuilder &, Location, ValueRange)>
                         loadElement);
-
-/// A private constant memref.global of `module` holding `values` (a 1-D
-/// tensor attribute), created once per name, and its memref.get_global at
-/// the builder's insertion point. Defined in LowerStorageConversions.cpp.
-Value getConstantTable(OpBuilder &builder, Location loc, ModuleOp module,
-                       StringRef name, DenseElementsAttr values);
-/// The same for a 1-D table of `values`, of element type `elementType`.
-template <typename T>
-Value getConstantTable(OpBuilder &builder, Location loc, ModuleOp module,
-                       StringRef name, ArrayRef<T> values, Type elementType) {
-  auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
-                                    elementType);
-  return getConstantTable(builder, loc, module, name,
-                          DenseElementsAttr::get(type, values));
-}
 
 /// Replaces a transcode_storage with table-driven gather loops. Returns
 /// failure (with a diagnostic) when the op has no enclosing module for its

@@ -41,6 +41,7 @@
 
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
 #include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
+#include "microscale/Dialect/Microscale/Utils/ConstantTable.h"
 #include "microscale/Dialect/Microscale/Utils/StorageConversion.h"
 #include "microscale/Reference/BlockBits.h"
 #include "microscale/Reference/Layout.h"
@@ -177,6 +178,9 @@ struct TilePlan {
   /// unless they land on the destination's padding (`maskStores` false),
   /// which the zeros then write.
   struct EdgeBand {
+    /// The edge is on the inner axis: one more block per band, not one
+    /// more band per batch.
+    bool inner = false;
     int64_t extent = 0;
     int sourceShift = 0, destShift = 0;
     SmallVector<std::pair<int, int>> sourceMoves, destMoves;
@@ -187,10 +191,12 @@ struct TilePlan {
   int64_t getThreads() const { return int64_t(1) << (n - kHeldBits); }
   int64_t getTileBytes() const { return int64_t(1) << (n - 1); }
   int64_t getInnerTiles() const {
-    return llvm::divideCeil(geometry.blocksPerBand, innerStep);
+    return llvm::divideCeil(geometry.blocksPerBand, innerStep) +
+           (edge && edge->inner ? 1 : 0);
   }
   int64_t getBandTiles() const {
-    return llvm::divideCeil(geometry.bandsPerBatch, bandStep) + (edge ? 1 : 0);
+    return llvm::divideCeil(geometry.bandsPerBatch, bandStep) +
+           (edge && !edge->inner ? 1 : 0);
   }
   int64_t getNumTiles() const {
     return geometry.numBands / geometry.bandsPerBatch * getBandTiles() *
@@ -238,18 +244,27 @@ int contiguousBits(const BlockAddressBits &bits) {
 constexpr int kWantedContiguousBits = 7;
 
 /// Adds TilePlan::edge where the blocks (`blocks`: the planner's, before
-/// any merge) leave the last indices of the band axis to the gaps and a
-/// band of masked blocks can take them: the band's present elements must be
+/// any merge) leave the last indices of one axis to the gaps and one more
+/// band per batch (the band axis) or one more block per band (the inner
+/// axis) of masked blocks can take them: their present elements must be
 /// where the plan's strides put them (checked on every one of the first
-/// batch's and on the last batch's first block), each destination byte
-/// written whole, and what it writes is then taken out of the batch's tail
-/// runs.
+/// edge blocks' and on a later one), each destination byte written whole,
+/// and what they write is then taken out of the batch's tail runs (band
+/// axis) or the spans' gaps (inner axis).
 void planEdgeBand(TilePlan &plan, const BlockConversionPlan &blocks,
                   const ::microscale::ref::Layout &fromLayout,
                   const ::microscale::ref::Layout &toLayout) {
   const BlockConversionPlan &g = plan.geometry;
-  if (plan.bandStep != 1 || g.batchTailBytes == 0 ||
-      !llvm::is_contained(g.batchTailRunHoldsElements, true))
+  const bool tailElements =
+      llvm::is_contained(g.batchTailRunHoldsElements, true);
+  const bool spanElements = llvm::is_contained(g.spanGapHoldsElements, true);
+  // One axis with an edge: the band axis where the tail holds elements,
+  // the inner axis where the spans' gaps do.
+  if (tailElements == spanElements)
+    return;
+  const bool inner = spanElements;
+  if (inner ? plan.innerStep != 1 || g.blocksPerBand != blocks.blocksPerBand
+            : plan.bandStep != 1)
     return;
   // The planner sees 8-bit tensors as nibbles.
   std::unique_ptr<::microscale::ref::Layout> fromView, toView;
@@ -265,21 +280,25 @@ void planEdgeBand(TilePlan &plan, const BlockConversionPlan &blocks,
   const int64_t rows = shape[rank - 2], cols = shape[rank - 1];
   const int logRows = llvm::Log2_64(blocks.blockRows);
   const int logCols = llvm::Log2_64(blocks.blockCols);
-  // The band axis: rows where a band's blocks lie along the columns.
-  const bool alongRows = g.innerAlongCols;
-  const int64_t axisExtent = alongRows ? rows : cols;
-  const int64_t blockExtent = alongRows ? blocks.blockRows : blocks.blockCols;
-  const int64_t otherExtent = alongRows ? cols : rows;
-  const int64_t otherBlock = alongRows ? blocks.blockCols : blocks.blockRows;
-  const int64_t edgeStart = g.bandsPerBatch * blockExtent;
+  // The bands step down the rows where their blocks lie along the columns.
+  const bool bandAxisRows = g.innerAlongCols;
+  const bool edgeRows = inner ? !bandAxisRows : bandAxisRows;
+  const int64_t axisExtent = edgeRows ? rows : cols;
+  const int64_t blockExtent = edgeRows ? blocks.blockRows : blocks.blockCols;
+  const int64_t otherExtent = edgeRows ? cols : rows;
+  const int64_t otherBlock = edgeRows ? blocks.blockCols : blocks.blockRows;
+  const int64_t fullBlocks = inner ? blocks.blocksPerBand : g.bandsPerBatch;
+  const int64_t otherBlocks = inner ? g.bandsPerBatch : blocks.blocksPerBand;
+  const int64_t edgeStart = fullBlocks * blockExtent;
   const int64_t extent = axisExtent - edgeStart;
   if (extent <= 0 || extent >= blockExtent || otherExtent % otherBlock ||
-      otherExtent / otherBlock != blocks.blocksPerBand)
+      otherExtent / otherBlock != otherBlocks)
     return;
-  // Element bit of axis index bit i.
-  const int axisBits = alongRows ? logRows : logCols;
-  auto elementBit = [&](int i) { return alongRows ? logCols + i : i; };
+  // Element bit of the edge axis' index bit i.
+  const int axisBits = edgeRows ? logRows : logCols;
+  auto elementBit = [&](int i) { return edgeRows ? logCols + i : i; };
   TilePlan::EdgeBand edge;
+  edge.inner = inner;
   edge.extent = extent;
   auto masks = [&](ArrayRef<int> rank, int runBits, int &shift,
                    SmallVector<std::pair<int, int>> &moves) {
@@ -298,27 +317,26 @@ void planEdgeBand(TilePlan &plan, const BlockConversionPlan &blocks,
       !masks(plan.destRank, plan.destRunBits, edge.destShift, edge.destMoves))
     return;
 
-  // The edge band's elements of a batch: where the plan puts them (virtual
-  // nibble addresses from the batch's start), checked against the
-  // references where present.
+  // The region the edge blocks of one batch (band axis) or of one band
+  // (inner axis) write in: the batch's tail, or band 0's span.
   const int64_t batches = g.numBands / g.bandsPerBatch;
-  const int64_t batchNibbles = 2 * g.getBatchBytes();
-  const int64_t tailStart = 2 * g.bandsPerBatch * g.spanBytes;
-  const int64_t tailNibbles = 2 * g.batchTailBytes;
-  // Per tail nibble: 0 not written by the edge band, 1 a present element, 2
-  // a missing one (zeros, where the stores are not masked).
-  std::vector<uint8_t> written(tailNibbles, 0);
+  const int64_t regionStart = inner ? 0 : 2 * g.bandsPerBatch * g.spanBytes;
+  const int64_t regionBytes = inner ? g.spanBytes : g.batchTailBytes;
+  const int64_t regionNibbles = 2 * regionBytes;
+  // Per region nibble: 0 not written by the edge blocks, 1 a present
+  // element, 2 a missing one (zeros, where the stores are not masked).
+  std::vector<uint8_t> written(regionNibbles, 0);
   std::vector<int64_t> index(rank, 0);
   const int64_t blockElements = int64_t(1) << (logRows + logCols);
   auto planned = [&](const BlockAddressBits &bits, int64_t batchStride,
                      int64_t bandStride, int64_t innerStride, int64_t batch,
-                     int64_t inner, int64_t e) {
+                     int64_t band, int64_t innerBlock, int64_t e) {
     int64_t spread = 0;
     for (auto [j, position] : llvm::enumerate(bits))
       if ((e >> j) & 1)
         spread |= int64_t(1) << position;
-    return 2 * (batch * batchStride + g.bandsPerBatch * bandStride +
-                inner * innerStride) +
+    return 2 * (batch * batchStride + band * bandStride +
+                innerBlock * innerStride) +
            bits.physical(spread);
   };
   auto reference = [&](const ::microscale::ref::Layout &layout, int64_t batch,
@@ -340,97 +358,112 @@ void planEdgeBand(TilePlan &plan, const BlockConversionPlan &blocks,
     return bits[0] / 4;
   };
   bool storesLandOnPadding = true;
-  std::vector<std::pair<int64_t, int64_t>> missing; // tail nibble, kind
-  auto visit = [&](int64_t batch, int64_t inner, bool record) {
+  std::vector<int64_t> missing; // region nibbles
+  // Edge block `k` (the band's block index, or the band) of `batch`; its
+  // nibbles are recorded in the region when `record`.
+  auto visit = [&](int64_t batch, int64_t k, bool record) {
+    const int64_t band = inner ? k : g.bandsPerBatch;
+    const int64_t innerBlock = inner ? blocks.blocksPerBand : k;
+    // Block origin: the band's blocks lie along the columns or the rows.
+    const int64_t rowBlock = bandAxisRows ? band : innerBlock;
+    const int64_t colBlock = bandAxisRows ? innerBlock : band;
     for (int64_t e = 0; e < blockElements; ++e) {
       const int64_t r = e >> logCols, c = e & (blocks.blockCols - 1);
-      const int64_t axis = alongRows ? r : c;
-      const int64_t row = alongRows ? edgeStart + r : inner * blocks.blockRows + r;
-      const int64_t col = alongRows ? inner * blocks.blockCols + c : edgeStart + c;
+      const int64_t axis = edgeRows ? r : c;
+      const int64_t row = rowBlock * blocks.blockRows + r;
+      const int64_t col = colBlock * blocks.blockCols + c;
       const int64_t dest =
           planned(blocks.destAddress, blocks.destBatchStride,
-                  blocks.destBandStride, blocks.destInnerStride, batch, inner,
-                  e);
+                  blocks.destBandStride, blocks.destInnerStride, batch, band,
+                  innerBlock, e);
       if (axis < extent) {
         const int64_t source =
             planned(blocks.sourceAddress, blocks.sourceBatchStride,
                     blocks.sourceBandStride, blocks.sourceInnerStride, batch,
-                    inner, e);
+                    band, innerBlock, e);
         if (source != reference(*from, batch, row, col) ||
             dest != reference(*to, batch, row, col))
           return false;
       }
       if (!record)
         continue;
-      const int64_t t = dest - tailStart;
+      const int64_t t = dest - regionStart;
       if (axis < extent) {
-        if (t < 0 || t >= tailNibbles || written[t])
+        if (t < 0 || t >= regionNibbles || written[t])
           return false;
         written[t] = 1;
-      } else if (t < 0 || t >= tailNibbles) {
+      } else if (t < 0 || t >= regionNibbles) {
         storesLandOnPadding = false;
       } else {
-        missing.push_back({t, 2});
+        missing.push_back(t);
       }
     }
     return true;
   };
-  for (int64_t inner = 0; inner < blocks.blocksPerBand; ++inner)
-    if (!visit(0, inner, /*record=*/true))
+  // The band axis: every band's block of batch 0's edge band. The inner
+  // axis: band 0's edge block, then the last band's.
+  const int64_t recorded = inner ? 1 : blocks.blocksPerBand;
+  for (int64_t k = 0; k < recorded; ++k)
+    if (!visit(0, k, /*record=*/true))
       return;
+  if (inner && !visit(0, g.bandsPerBatch - 1, /*record=*/false))
+    return;
   if (batches > 1 && !visit(batches - 1, 0, /*record=*/false))
     return;
-  (void)batchNibbles;
-  // The tail's bytes and their kinds, from the planner's runs.
-  std::vector<int8_t> kind(g.batchTailBytes, -1); // -1: written by no gap
-  for (auto [run, elements] :
-       llvm::zip(g.batchTailRuns, g.batchTailRunHoldsElements))
+  // The region's bytes and their kinds, from the planner's runs.
+  std::vector<int8_t> kind(regionBytes, -1); // -1: written by no gap
+  const auto &runs = inner ? g.spanGaps : g.batchTailRuns;
+  const auto &kinds = inner ? g.spanGapHoldsElements : g.batchTailRunHoldsElements;
+  for (auto [run, elements] : llvm::zip(runs, kinds))
     for (int64_t k = run.first; k < run.first + run.second; ++k)
       kind[k] = elements;
-  // Where the edge band writes every element of the tail (none lie in the
-  // spans' gaps, and it writes as many as the blocks leave), the rest of
-  // the tail is padding, also the bytes that the planner's runs gave to the
-  // elements (short padding next to them).
+  // Where the edge blocks write every element of the region (as many as
+  // the full blocks leave there), the rest of it is padding, also the bytes
+  // that the planner's runs gave to the elements (short padding next to
+  // them).
   int64_t present = 0;
   for (uint8_t w : written)
     present += w;
-  const bool tailIsPaddingNow =
-      !llvm::is_contained(g.spanGapHoldsElements, true) &&
-      present == rows * cols - g.bandsPerBatch * blocks.blocksPerBand *
-                                   blockElements;
-  if (tailIsPaddingNow)
+  if (present == extent * (inner ? blocks.blockRows * blocks.blockCols /
+                                       blockExtent
+                                 : otherExtent))
     for (int8_t &k : kind)
       if (k > 0)
         k = 0;
-  // Missing elements may take zeros only where the tail is padding, each
-  // nibble once.
-  for (auto [t, value] : missing)
+  // Missing elements may take zeros only where the region is padding,
+  // each nibble once.
+  for (int64_t t : missing)
     if (kind[t / 2] != 0 || written[t])
       storesLandOnPadding = false;
   if (storesLandOnPadding) {
     edge.maskStores = false;
-    for (auto [t, value] : missing)
-      written[t] = value;
+    for (int64_t t : missing)
+      written[t] = 2;
   }
-  // Whole bytes only; what is left of the tail keeps its kind.
-  SmallVector<std::pair<int64_t, int64_t>> runs;
-  SmallVector<bool> holdsElements;
-  for (int64_t k = 0; k < g.batchTailBytes; ++k) {
+  // Whole bytes only; what is left of the region keeps its kind.
+  SmallVector<std::pair<int64_t, int64_t>> left;
+  SmallVector<bool> leftHoldsElements;
+  for (int64_t k = 0; k < regionBytes; ++k) {
     const bool low = written[2 * k], high = written[2 * k + 1];
     if (low != high)
       return;
     if (low || kind[k] < 0)
       continue;
-    if (!runs.empty() && runs.back().first + runs.back().second == k &&
-        holdsElements.back() == bool(kind[k]))
-      ++runs.back().second;
+    if (!left.empty() && left.back().first + left.back().second == k &&
+        leftHoldsElements.back() == bool(kind[k]))
+      ++left.back().second;
     else {
-      runs.push_back({k, 1});
-      holdsElements.push_back(kind[k]);
+      left.push_back({k, 1});
+      leftHoldsElements.push_back(kind[k]);
     }
   }
-  plan.geometry.batchTailRuns = std::move(runs);
-  plan.geometry.batchTailRunHoldsElements = std::move(holdsElements);
+  if (inner) {
+    plan.geometry.spanGaps = std::move(left);
+    plan.geometry.spanGapHoldsElements = std::move(leftHoldsElements);
+  } else {
+    plan.geometry.batchTailRuns = std::move(left);
+    plan.geometry.batchTailRunHoldsElements = std::move(leftHoldsElements);
+  }
   plan.geometry.gapsHoldElements =
       llvm::is_contained(plan.geometry.batchTailRunHoldsElements, true) ||
       llvm::is_contained(plan.geometry.spanGapHoldsElements, true);
@@ -885,7 +918,8 @@ public:
         halfBand = isLast(bandTile, bandTiles);
       Value edge;
       if (plan.edge)
-        edge = isLast(bandTile, bandTiles);
+        edge = plan.edge->inner ? isLast(innerTile, innerTiles)
+                                : isLast(bandTile, bandTiles);
       tiles.push_back(
           {base(g.sourceBatchStride, g.sourceBandStride, g.sourceInnerStride),
            base(g.destBatchStride, g.destBandStride, g.destInnerStride),
@@ -1265,6 +1299,9 @@ constexpr int64_t kMaxGapPieces = int64_t(1) << 16;
 struct GapPieces {
   SmallVector<int64_t> table;
   int64_t spanPieces = 0, tailPieces = 0;
+  /// Gap threads per piece of a span and of a tail (powers of two, at most
+  /// kGapPieceUnits).
+  int64_t spanPieceThreads = kGapPieceUnits, tailPieceThreads = kGapPieceUnits;
   int64_t elementBytes = 1, zeroBytes = 1;
 
   int64_t unitBytes(bool elements) const {
@@ -1319,6 +1356,17 @@ struct GapPieces {
     pieces.tailPieces = pieces.table.size() - pieces.spanPieces;
     if (static_cast<int64_t>(pieces.table.size()) > kMaxGapPieces)
       return std::nullopt;
+    // Threads per piece: the most units of any piece, to a power of two
+    // (blackwell_value's 96-byte row ends are 6 units: 8 threads, not 32).
+    auto threadsFor = [&](int64_t begin, int64_t end) {
+      int64_t units = 1;
+      for (int64_t i = begin; i < end; ++i)
+        units = std::max<int64_t>(units, pieces.table[i] & 0xFF);
+      return static_cast<int64_t>(llvm::PowerOf2Ceil(units));
+    };
+    pieces.spanPieceThreads = threadsFor(0, pieces.spanPieces);
+    pieces.tailPieceThreads =
+        threadsFor(pieces.spanPieces, pieces.table.size());
     return pieces;
   }
 };
@@ -1326,6 +1374,12 @@ struct GapPieces {
 /// The plan of a conversion the staged kernel takes, and how its tiles are
 /// grouped into thread blocks.
 struct StagedConversion {
+  StagedConversion(StorageConversion conversion, TilePlan plan)
+      : conversion(std::move(conversion)), plan(std::move(plan)) {}
+
+  /// The conversion planned (its per-unit body converts the gap threads'
+  /// elements).
+  StorageConversion conversion;
   TilePlan plan;
   int64_t sourceBytes = 0, bytes = 0, groups = 1, sequence = 1, numTiles = 0;
   /// What the tiles leave, where they do not cover the destination.
@@ -1339,12 +1393,16 @@ struct StagedConversion {
   int64_t getNumBatches() const {
     return plan.geometry.numBands / plan.geometry.bandsPerBatch;
   }
-  /// Threads of the gap blocks: kGapPieceUnits per piece of each span's
-  /// gaps, then per piece of each batch's tail.
+  /// Threads of the gap blocks: those of each span's pieces, then those of
+  /// each batch's tail pieces.
+  int64_t getSpanGapThreads() const {
+    return gaps ? plan.geometry.numBands * gaps->spanPieces *
+                      gaps->spanPieceThreads
+                : 0;
+  }
   int64_t getGapThreads() const {
-    return gaps ? (plan.geometry.numBands * gaps->spanPieces +
-                   getNumBatches() * gaps->tailPieces) *
-                      kGapPieceUnits
+    return gaps ? getSpanGapThreads() + getNumBatches() * gaps->tailPieces *
+                                            gaps->tailPieceThreads
                 : 0;
   }
 };
@@ -1369,13 +1427,12 @@ planStagedConversion(ConvertStorageOp op, int64_t tilesInSequence) {
     plan = planTiles(*from, *to, /*allowEdgeBand=*/false);
   if (!plan)
     return std::nullopt;
-  StagedConversion staged;
-  staged.plan = std::move(*plan);
+  StagedConversion staged(std::move(conversion), std::move(*plan));
   staged.sourceBytes = from->getStorageBytes();
-  staged.bytes = conversion.destBytes;
+  staged.bytes = staged.conversion.destBytes;
   const BlockConversionPlan &g = staged.plan.geometry;
   if (!g.coversDestination()) {
-    staged.gaps = GapPieces::build(g, conversion.unitBytes);
+    staged.gaps = GapPieces::build(g, staged.conversion.unitBytes);
     if (!staged.gaps || g.destBatchStride != g.getBatchBytes())
       return std::nullopt;
   }
@@ -1394,47 +1451,28 @@ planStagedConversion(ConvertStorageOp op, int64_t tilesInSequence) {
   return staged;
 }
 
-/// The gap table as a constant global of `symbolTable` (the kernel module,
-/// or the host module for the emulation), read at the builder's point.
-static Value getGapTable(OpBuilder &builder, Location loc,
-                         Operation *symbolTable, StringRef name,
-                         ArrayRef<int64_t> table) {
-  auto type = MemRefType::get({static_cast<int64_t>(table.size())},
-                              builder.getI64Type());
-  {
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(&symbolTable->getRegion(0).front());
-    auto tensorType = RankedTensorType::get(type.getShape(),
-                                            builder.getI64Type());
-    memref::GlobalOp::create(builder, loc, name,
-                             builder.getStringAttr("private"), type,
-                             DenseElementsAttr::get(tensorType, table),
-                             /*constant=*/true, /*alignment=*/nullptr);
-  }
-  return memref::GetGlobalOp::create(builder, loc, type, name);
-}
-
-/// The gap blocks' work for gap thread `thread`: unit `thread %
-/// kGapPieceUnits` of a piece of a span's gaps or of a batch's tail,
+/// The gap blocks' work for gap thread `thread`: one unit of a piece of a
+/// span's gaps or of a batch's tail,
 /// converted through the per-unit body where the piece holds elements, else
 /// zeros (padding).
 static void emitGapThread(OpBuilder &builder, Location loc,
-                          const StagedConversion &staged,
-                          const StorageConversion &conversion, Value table,
+                          const StagedConversion &staged, Value table,
                           Value source, Value dest, Value thread) {
   Emitter e(builder, loc);
   const BlockConversionPlan &g = staged.plan.geometry;
   const GapPieces &gaps = *staged.gaps;
-  Value slot = e.div(thread, kGapPieceUnits);
-  Value lane = e.rem(thread, kGapPieceUnits);
-  // Slots [0, numBands * spanPieces): band-major span pieces; then
-  // batch-major tail pieces.
-  const int64_t spanSlots = g.numBands * gaps.spanPieces;
-  Value inSpans = e.lt(slot, spanSlots);
-  Value tailSlot = arith::SubIOp::create(
+  // Threads [0, span gap threads): band-major span pieces of
+  // spanPieceThreads each; then batch-major tail pieces of tailPieceThreads.
+  const int64_t spanThreads = staged.getSpanGapThreads();
+  Value inSpans = e.lt(thread, spanThreads);
+  Value tailThread = arith::SubIOp::create(
       builder, loc,
-      arith::MaxUIOp::create(builder, loc, slot, e.index(spanSlots)),
-      e.index(spanSlots));
+      arith::MaxUIOp::create(builder, loc, thread, e.index(spanThreads)),
+      e.index(spanThreads));
+  Value slot = e.div(thread, gaps.spanPieceThreads);
+  Value tailSlot = e.div(tailThread, gaps.tailPieceThreads);
+  Value lane = e.select(inSpans, e.rem(thread, gaps.spanPieceThreads),
+                        e.rem(tailThread, gaps.tailPieceThreads));
   auto divOrZero = [&](Value x, int64_t y) {
     return y ? e.div(x, y) : e.index(0);
   };
@@ -1476,8 +1514,8 @@ static void emitGapThread(OpBuilder &builder, Location loc,
   builder.setInsertionPointToStart(&ifActive.getThenRegion().front());
   auto ifElements = scf::IfOp::create(builder, loc, elements, /*withElse=*/true);
   builder.setInsertionPointToStart(&ifElements.getThenRegion().front());
-  conversion.emitUnit(builder, loc, source, dest,
-                      e.div(byte, gaps.elementBytes));
+  staged.conversion.emitUnit(builder, loc, source, dest,
+                             e.div(byte, gaps.elementBytes));
   builder.setInsertionPointToStart(&ifElements.getElseRegion().front());
   vector::StoreOp::create(
       builder, loc,
@@ -1546,11 +1584,12 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
     auto inRange = scf::IfOp::create(
         builder, loc, e.lt(gapThread, staged->getGapThreads()), false);
     builder.setInsertionPointToStart(&inRange.getThenRegion().front());
-    Value table = getGapTable(builder, loc, kernels,
-                              (signature.name + "_gap_table"),
-                              staged->gaps->table);
-    emitGapThread(builder, loc, *staged, StorageConversion(op), table, source,
-                  dest, gapThread);
+    // The gap table, a constant global of the kernel module.
+    Value table = getConstantTable(builder, loc, kernels,
+                                   signature.name + "_gap_table",
+                                   ArrayRef(staged->gaps->table),
+                                   builder.getI64Type());
+    emitGapThread(builder, loc, *staged, table, source, dest, gapThread);
   }
   builder.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(builder, loc);
@@ -1605,14 +1644,16 @@ bool mlir::microscale::emulateTiledConversionOnHost(ConvertStorageOp op,
     std::string name = "convert_storage_gaps_table";
     for (int i = 0; SymbolTable::lookupSymbolIn(module, name); ++i)
       name = "convert_storage_gaps_table_" + std::to_string(i);
-    Value table = getGapTable(builder, loc, module, name, staged->gaps->table);
+    Value table = getConstantTable(builder, loc, module, name,
+                                   ArrayRef(staged->gaps->table),
+                                   builder.getI64Type());
     auto threads = scf::ForOp::create(builder, loc, e.index(0),
                                       e.index(staged->getGapThreads()),
                                       e.index(1));
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToStart(threads.getBody());
-    emitGapThread(builder, loc, *staged, StorageConversion(op), table,
-                  op.getSource(), op.getDest(), threads.getInductionVar());
+    emitGapThread(builder, loc, *staged, table, op.getSource(), op.getDest(),
+                  threads.getInductionVar());
   }
   const int64_t numBlocks = staged->getNumBlocks();
   int64_t stride = 7919;

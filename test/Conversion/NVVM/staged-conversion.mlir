@@ -98,6 +98,22 @@ func.func @edge_band(%src: memref<?xi8>, %dst: memref<?xi8>) {
 
 // -----
 
+// The other way, blackwell_shuffled_value<128, 256> -> strided<-2>: the
+// bands run along N, so the K edge lies in every band's span; one more block
+// per band takes it, its stores past K skipped (strided<-2> has no room
+// there): 66240 blocks where whole blocks and the per-unit edge took
+// 109440.
+!kb2 = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>>
+!ks2 = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.strided<major_dim = -2>>
+// CHECK-LABEL: func.func @edge_block
+// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_{{[0-9]+}} blocks in (%c66240, %c1, %c1) threads in (%c128, %c1, %c1)
+func.func @edge_block(%src: memref<?xi8>, %dst: memref<?xi8>) {
+  microscale.convert_storage values %src, %dst : !kb2 -> !ks2, memref<?xi8>, memref<?xi8>
+  return
+}
+
+// -----
+
 // Not staged: padded storage (K = 130 pads the Hopper image), a unit
 // range, and scales take the per-unit kernel with its unit range.
 !sp = !microscale.qtensor<130x64, f4E2M1FN, f8E8M0FNU, block = 2, axis = 0, values = #microscale.strided<major_dim = -1>>

@@ -121,7 +121,7 @@ struct RowAddressing {
     if (auto shuffled =
             dyn_cast<BlackwellShuffledValueAttr>(type.getValueLayout())) {
       // Storage [1, K-tiles, N-tiles, block_n, block_k / 2].
-      ArrayRef<int64_t> storage = type.getValueStorageShape();
+      SmallVector<int64_t> storage = type.getValueStorageShape();
       a.tileBytes = shuffled.getBlockK() / 2;
       a.tileRows = shuffled.getBlockN();
       a.tiles = storage[storage.size() - 3];

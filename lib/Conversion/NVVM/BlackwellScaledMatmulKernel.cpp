@@ -169,21 +169,6 @@ static LogicalResult checkScaledMatmul(ScaledMatmulStorageOp op) {
   return success();
 }
 
-/// `buffer` (bytes) as the kernel argument type `type`: the same memory,
-/// static-shaped, and viewed as 32-bit words for the value operands.
-static Value viewAsArgument(OpBuilder &builder, Location loc, Value buffer,
-                            MemRefType type, int64_t bytes) {
-  auto from = cast<MemRefType>(buffer.getType());
-  auto staticBytes = MemRefType::get({bytes}, from.getElementType());
-  Value flat = from == staticBytes
-                   ? buffer
-                   : memref::CastOp::create(builder, loc, staticBytes, buffer)
-                         .getResult();
-  if (type.getElementType() == from.getElementType())
-    return flat;
-  return memref::ViewOp::create(builder, loc, type, flat,
-                                Emitter(builder, loc).index(0), ValueRange());
-}
 
 namespace {
 /// The kernel's body in pieces: the GPU kernel runs them per lane, the host
@@ -344,32 +329,6 @@ static SmallVector<Type> kernelArguments(ScaledMatmulStorageOp op,
           MemRefType::get({g.m * g.n}, outElement), Float32Type::get(context)};
 }
 
-/// The op's operands as `kernelArguments`, with the global scales
-/// multiplied.
-static SmallVector<Value> argumentValues(OpBuilder &builder, Location loc,
-                                         ScaledMatmulStorageOp op,
-                                         ArrayRef<Type> types) {
-  QTensorType lhs = op.getLhsType(), rhs = op.getRhsType();
-  auto bytes = [](ArrayRef<int64_t> storage) {
-    return ShapedType::getNumElements(storage);
-  };
-  return {viewAsArgument(builder, loc, op.getLhsValues(),
-                         cast<MemRefType>(types[0]),
-                         bytes(lhs.getValueStorageShape())),
-          viewAsArgument(builder, loc, op.getLhsScales(),
-                         cast<MemRefType>(types[1]),
-                         bytes(lhs.getScaleStorageShape())),
-          viewAsArgument(builder, loc, op.getRhsValues(),
-                         cast<MemRefType>(types[2]),
-                         bytes(rhs.getValueStorageShape())),
-          viewAsArgument(builder, loc, op.getRhsScales(),
-                         cast<MemRefType>(types[3]),
-                         bytes(rhs.getScaleStorageShape())),
-          viewAsArgument(builder, loc, op.getOut(), cast<MemRefType>(types[4]),
-                         cast<MemRefType>(types[4]).getNumElements()),
-          arith::MulFOp::create(builder, loc, op.getLhsGlobalScale(),
-                                op.getRhsGlobalScale())};
-}
 
 static Value zeroF32(OpBuilder &builder, Location loc) {
   return arith::ConstantOp::create(builder, loc, builder.getF32FloatAttr(0.0f));

@@ -14,6 +14,8 @@
 
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace mlir::microscale::blockscaled {
 
@@ -84,6 +86,50 @@ inline Value e4m3ToF32(codegen::Emitter &e, Value code) {
                                       e.band(code, 0x7F), e.i32(0x7F));
   bits = e.select(isNaN, e.i32(0x7FC00000), bits);
   return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
+/// `buffer` (bytes) as the kernel argument type `type`: the same memory,
+/// static-shaped, and viewed as 32-bit words for the value operands.
+inline Value viewAsArgument(OpBuilder &builder, Location loc, Value buffer,
+                            MemRefType type, int64_t bytes) {
+  auto from = cast<MemRefType>(buffer.getType());
+  auto staticBytes = MemRefType::get({bytes}, from.getElementType());
+  Value flat = from == staticBytes
+                   ? buffer
+                   : memref::CastOp::create(builder, loc, staticBytes, buffer)
+                         .getResult();
+  if (type.getElementType() == from.getElementType())
+    return flat;
+  return memref::ViewOp::create(builder, loc, type, flat,
+                                codegen::Emitter(builder, loc).index(0),
+                                ValueRange());
+}
+
+/// The op's operands as `kernelArguments`, with the global scales
+/// multiplied.
+inline SmallVector<Value> argumentValues(OpBuilder &builder, Location loc,
+                                         ScaledMatmulStorageOp op,
+                                         ArrayRef<Type> types) {
+  QTensorType lhs = op.getLhsType(), rhs = op.getRhsType();
+  auto bytes = [](ArrayRef<int64_t> storage) {
+    return ShapedType::getNumElements(storage);
+  };
+  return {viewAsArgument(builder, loc, op.getLhsValues(),
+                         cast<MemRefType>(types[0]),
+                         bytes(lhs.getValueStorageShape())),
+          viewAsArgument(builder, loc, op.getLhsScales(),
+                         cast<MemRefType>(types[1]),
+                         bytes(lhs.getScaleStorageShape())),
+          viewAsArgument(builder, loc, op.getRhsValues(),
+                         cast<MemRefType>(types[2]),
+                         bytes(rhs.getValueStorageShape())),
+          viewAsArgument(builder, loc, op.getRhsScales(),
+                         cast<MemRefType>(types[3]),
+                         bytes(rhs.getScaleStorageShape())),
+          viewAsArgument(builder, loc, op.getOut(), cast<MemRefType>(types[4]),
+                         cast<MemRefType>(types[4]).getNumElements()),
+          arith::MulFOp::create(builder, loc, op.getLhsGlobalScale(),
+                                op.getRhsGlobalScale())};
 }
 
 } // namespace mlir::microscale::blockscaled

@@ -978,6 +978,28 @@ public:
     auto accessBytes = [](int64_t runBytes) {
       return std::max<int64_t>(runBytes, 4);
     };
+    // A run's offset and shared word are the thread's part plus a constant
+    // (their index bits are disjoint): the thread's part, computed once per
+    // side.
+    struct ThreadPart {
+      int64_t runsPerAccess;
+      Value runs, offset, sharedWords;
+    };
+    auto threadPart = [&](bool sourceSide, int64_t run) {
+      ThreadPart part;
+      part.runsPerAccess = accessBytes(run) / run;
+      part.runs = e.mul(thread, part.runsPerAccess);
+      part.offset =
+          sourceSide
+              ? runOffset(part.runs, plan.sourceRunBits, plan.sourcePositions,
+                          plan.sourceRowShift, plan.sourcePitchBytes)
+              : runOffset(part.runs, plan.destRunBits, plan.destPositions,
+                          plan.destRowShift, plan.destPitchBytes);
+      part.sharedWords =
+          swizzle(e.mul(thread, accessBytes(run) / 4),
+                  sourceSide ? plan.swizzleA : plan.swizzleB);
+      return part;
+    };
     Type i8 = b.getI8Type();
     if (phase == 1) {
       // The source runs into A, every tile's loads before any store to
@@ -986,15 +1008,10 @@ public:
       const int64_t accesses = plan.getTileBytes() / accessBytes(run);
       auto runType = VectorType::get({run}, i8);
       SmallVector<std::pair<Value, Value>> loaded; // (words, A word index)
-      // A run's offset is the thread's part plus a constant (their index
-      // bits are disjoint), the thread's part computed once.
-      const int64_t runsPerAccess = accessBytes(run) / run;
-      Value threadRuns = e.mul(thread, runsPerAccess);
-      Value threadOffset =
-          runOffset(threadRuns, plan.sourceRunBits, plan.sourcePositions,
-                    plan.sourceRowShift, plan.sourcePitchBytes);
-      Value threadWordsA =
-          swizzle(e.mul(thread, accessBytes(run) / 4), plan.swizzleA);
+      const ThreadPart part = threadPart(/*sourceSide=*/true, run);
+      const int64_t runsPerAccess = part.runsPerAccess;
+      Value threadRuns = part.runs, threadOffset = part.offset;
+      Value threadWordsA = part.sharedWords;
       for (const Tile &t : tiles)
         for (int64_t step = 0; step < accesses / threads; ++step) {
           auto load = [&](int64_t k) -> Value {
@@ -1060,13 +1077,10 @@ public:
       // B to the destination runs.
       const int64_t run = plan.getDestRunBytes();
       const int64_t accesses = plan.getTileBytes() / accessBytes(run);
-      const int64_t runsPerAccess = accessBytes(run) / run;
-      Value threadRuns = e.mul(thread, runsPerAccess);
-      Value threadOffset =
-          runOffset(threadRuns, plan.destRunBits, plan.destPositions,
-                    plan.destRowShift, plan.destPitchBytes);
-      Value threadWordsB =
-          swizzle(e.mul(thread, accessBytes(run) / 4), plan.swizzleB);
+      const ThreadPart part = threadPart(/*sourceSide=*/false, run);
+      const int64_t runsPerAccess = part.runsPerAccess;
+      Value threadRuns = part.runs, threadOffset = part.offset;
+      Value threadWordsB = part.sharedWords;
       for (const Tile &t : tiles)
         for (int64_t step = 0; step < accesses / threads; ++step) {
           Value words = vector::LoadOp::create(

@@ -191,6 +191,31 @@ def real_sweep_cases():
     return out
 
 
+def scale_tile_cases():
+    """The byte tile kernel on the scale shapes of real models, every pair
+    checked on a 2-expert shape, timed on the full ones beside the kernels
+    the same conversions took before (byte-tile-conversions=0: staged or
+    per-unit), and its threads per block swept on gpt-oss's shape."""
+    scales = ["strided:-1", "strided:-2", "hopper_scale:-2:8", "blackwell_scale"]
+    pairs = [(a, b) for a in scales for b in scales if a != b]
+    out = []
+    for shape in ([2, 90, 5760], [2, 90, 320], [3, 24, 200]):
+        for a, b in pairs:
+            out.append(("scales", shape, a, b, True))
+    for shape in ([32, 90, 5760], [32, 90, 2880], [128, 24, 2048], [64, 45, 4000]):
+        for a, b in pairs:
+            out.append(("scales", shape, a, b, False))
+    for a, b in pairs:
+        out.append(("scales", [32, 90, 5760], a, b, False, 4, "row-major", True,
+                    "byte-tile-conversions=0"))
+    for a, b in (("strided:-1", "strided:-2"), ("strided:-2", "hopper_scale:-2:8"),
+                 ("hopper_scale:-2:8", "blackwell_scale")):
+        for threads in (128, 512):
+            out.append(("scales", [32, 90, 5760], a, b, False, 4, "row-major", True,
+                        "block-size=%d" % threads))
+    return out
+
+
 def check_cases():
     """A small set for the checks (compute-sanitizer, streams, a second
     device): padded and unpadded shapes, staged and per-unit kernels."""
@@ -250,6 +275,9 @@ def main():
                              "every pair of K-major layouts")
     parser.add_argument("--real-sweep", action="store_true",
                         help="tiles per block on gpt-oss's and Qwen3's value pairs")
+    parser.add_argument("--scale-tiles", action="store_true",
+                        help="the byte tile kernel on real scale shapes, "
+                             "against the kernels those took before")
     parser.add_argument("--check-set", action="store_true",
                         help="the small set of the GPU checks "
                              "(run-sanitizers-on-h200.sh, stream-check)")
@@ -259,6 +287,7 @@ def main():
     chosen = (all_pairs() if args.all_pairs else
               real_shape_cases() if args.real_shapes else
               real_sweep_cases() if args.real_sweep else
+              scale_tile_cases() if args.scale_tiles else
               check_cases() if args.check_set else cases())
     for index, case in enumerate(chosen):
         part, shape, src, dst, check = case[:5]
@@ -290,7 +319,9 @@ def main():
         # the unit range.
         launch = re.search(r"gpu\.launch_func .*? args\((.*)\)", lowered)
         kind = "staged" if launch and launch.group(1).count(" : ") == 2 else "per-unit"
-        if kind == "staged" and extra:
+        if kind == "staged" and re.search(r"_(source_chunks|dest_chunks|gather_patterns)\b", lowered):
+            kind = "byte-tile"
+        if kind != "per-unit" and extra:
             kind += " " + extra.replace("conversion-tiles-per-block=", "tiles=")
         extract.main.__globals__["sys"].argv = ["", os.path.join(args.out_dir, name + ".lowered.mlir"), args.out_dir]
         extract.main()

@@ -601,3 +601,86 @@ TEST_F(Fixture, StagedGPUKernelOnHostPaddedShapes) {
 }
 
 } // namespace
+
+// The byte tile GPU kernel (ByteTileConversionKernel.cpp) for 8-bit
+// elements, run on the host by its own emitter (threads as loops, tiles in
+// a scattered order, shared memory poisoned before each tile) over a
+// poisoned destination with a guard past its end.
+struct ByteTileOnHost {
+  Fixture &f;
+  int64_t threads = 256;
+  unsigned planned = 0, total = 0;
+  std::string notPlanned;
+
+  void check(QTensorType from, QTensorType to, StoragePart part,
+             unsigned seed) {
+    bool emulated = false;
+    f.check(from, to, part, seed, /*pieces=*/1, [&](ModuleOp module) {
+      ConvertStorageOp op;
+      module.walk([&](ConvertStorageOp c) { op = c; });
+      OpBuilder builder(op);
+      auto whole = ConvertStorageOp::create(
+          builder, op.getLoc(), op.getPartAttr(), op.getSource(),
+          op.getDest(), ValueRange{}, op.getFromAttr(), op.getToAttr());
+      op.erase();
+      emulated = emulateByteTileConversionOnHost(whole, threads);
+      return success();
+    });
+    planned += emulated;
+    ++total;
+    if (!emulated)
+      notPlanned += "\n  " + debugString(from) + " -> " + debugString(to);
+  }
+};
+
+// Real models' scale shapes: gpt-oss's 90 scale blocks along K with N =
+// 320 (2.5 Blackwell atoms, 1.25 Hopper tiles of 256: both pad, and the
+// last tile of each batch is an edge), and Qwen3's 24 with N = 2048.
+TEST_F(Fixture, ByteTileGPUKernelOnHostEveryPairOfScaleLayouts) {
+  ByteTileOnHost host{*this};
+  unsigned seed = 2000;
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{2, 2880, 320}, {3, 768, 2048}, {2, 224, 200}})
+    for (const char *a : kScaleLayoutsKMajor)
+      for (const char *b : kScaleLayoutsKMajor)
+        host.check(type(shape, "mxfp4", 1, "#microscale.strided", a),
+                   type(shape, "mxfp4", 1, "#microscale.strided", b),
+                   StoragePart::scales, seed++);
+  for (const char *a : kScaleLayoutsLast)
+    for (const char *b : kScaleLayoutsLast)
+      host.check(type({2, 320, 2880}, "mxfp4", 2, "#microscale.strided", a),
+                 type({2, 320, 2880}, "mxfp4", 2, "#microscale.strided", b),
+                 StoragePart::scales, seed++);
+  llvm::outs() << "byte tile kernel emulated on " << host.planned << " of "
+               << host.total << " scale conversions; not planned:"
+               << host.notPlanned << "\n";
+  // Every pair of the layouts gpt-oss's scales are converted between.
+  for (const char *a :
+       {"#microscale.strided", "#microscale.strided<major_dim = -2>",
+        "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>",
+        "#microscale.blackwell_scale"})
+    for (const char *b :
+         {"#microscale.strided", "#microscale.strided<major_dim = -2>",
+          "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>",
+          "#microscale.blackwell_scale"}) {
+      std::string pair =
+          debugString(type({2, 2880, 320}, "mxfp4", 1, "#microscale.strided", a)) +
+          " -> " +
+          debugString(type({2, 2880, 320}, "mxfp4", 1, "#microscale.strided", b));
+      EXPECT_EQ(host.notPlanned.find(pair), std::string::npos) << pair;
+    }
+}
+
+// FP8 values are bytes too: small tensors whose whole K fits a tile.
+TEST_F(Fixture, ByteTileGPUKernelOnHostEightBitValues) {
+  ByteTileOnHost host{*this};
+  unsigned seed = 2100;
+  const char *layouts[] = {"#microscale.strided",
+                           "#microscale.strided<major_dim = -2>"};
+  for (const char *a : layouts)
+    for (const char *b : layouts)
+      host.check(type({3, 96, 200}, "mxfp8_e4m3", 1, a, "#microscale.strided"),
+                 type({3, 96, 200}, "mxfp8_e4m3", 1, b, "#microscale.strided"),
+                 StoragePart::values, seed++);
+  EXPECT_GE(host.planned, 2u) << host.notPlanned;
+}

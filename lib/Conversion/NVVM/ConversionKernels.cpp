@@ -185,6 +185,9 @@ struct OutlineConversionsPass
         return signalPassFailure();
       op->removeAttr(kTilingAttrName);
       unsigned index = getNextKernelIndex(kernels);
+      if (tiling->staged && tiling->byteTiles &&
+          outlineByteTileConversion(op, kernels, index, tiling->blockSize))
+        continue;
       if (tiling->staged &&
           outlineTiledConversion(op, kernels, index, tiling->tilesPerBlock))
         continue;

@@ -112,6 +112,7 @@ FailureOr<ConversionTiling> mlir::microscale::getConversionTiling(Operation *op)
   TilingReader reader(op);
   unsigned traversal = 0;
   reader.boolean("staged", tiling.staged);
+  reader.boolean("byte_tiles", tiling.byteTiles);
   reader.integer("tiles_per_block", tiling.tilesPerBlock);
   reader.integer("block_size", tiling.blockSize);
   reader.integer("units_per_thread", tiling.unitsPerThread);
@@ -197,6 +198,7 @@ struct SetTilingPass
       };
       if (isa<ConvertStorageOp>(op)) {
         boolean("staged", stageConversions);
+        boolean("byte_tiles", byteTileConversions);
         integer("tiles_per_block", conversionTilesPerBlock);
         integer("block_size", blockSize);
         integer("units_per_thread", unitsPerThread);

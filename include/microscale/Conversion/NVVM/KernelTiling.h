@@ -33,6 +33,9 @@ enum class TileOrder { Output, Image };
 struct ConversionTiling {
   /// The staged (shared-memory tile) kernel where it applies.
   bool staged = true;
+  /// 8-bit elements (scales): the whole-axis byte tile kernel where it
+  /// applies (ByteTileConversion.h), before the staged kernel.
+  bool byteTiles = true;
   /// Staged kernel: tiles a block converts one after the other, their loads
   /// issued together (1, 2, 4 or 8).
   int64_t tilesPerBlock = 1;

@@ -200,6 +200,10 @@ def MicroscaleNVVMSetTiling
            /*default=*/"1",
            "Staged conversions: tiles a block converts one after the other "
            "(1, 2, 4 or 8)">,
+    Option<"byteTileConversions", "byte-tile-conversions", "bool",
+           /*default=*/"true",
+           "Conversions of 8-bit elements (scales): the whole-axis byte tile "
+           "kernel where it applies (false: the staged or per-unit kernel)">,
     Option<"matmulSplitK", "matmul-split-k", "int64_t", /*default=*/"0",
            "mixed_matmul: warps per block that split K (at most 32 and "
            "the K chunks; dividing them when staged or unrolled; 0: chosen "

@@ -9,7 +9,8 @@ using namespace mlir;
 Value mlir::microscale::getConstantTable(OpBuilder &builder, Location loc,
                                          Operation *symbolTable,
                                          StringRef name,
-                                         DenseElementsAttr values) {
+                                         DenseElementsAttr values,
+                                         int64_t alignment) {
   auto type = MemRefType::get(values.getType().getShape(),
                               values.getType().getElementType());
   if (!isa_and_nonnull<memref::GlobalOp>(
@@ -18,7 +19,9 @@ Value mlir::microscale::getConstantTable(OpBuilder &builder, Location loc,
     builder.setInsertionPointToStart(&symbolTable->getRegion(0).front());
     memref::GlobalOp::create(builder, loc, name,
                              builder.getStringAttr("private"), type, values,
-                             /*constant=*/true, /*alignment=*/IntegerAttr());
+                             /*constant=*/true,
+                             alignment ? builder.getI64IntegerAttr(alignment)
+                                       : IntegerAttr());
   }
   return memref::GetGlobalOp::create(builder, loc, type, name);
 }

@@ -1,0 +1,128 @@
+//===- ByteTileConversion.h - Byte layouts converted by whole-axis tiles -*- C++ -*-===//
+//
+// Scale tensors ([E, K/32, N] E8M0 bytes) are small in one dim: gpt-oss has
+// 90 scale blocks along K. Every scale layout keeps each byte whole, and
+// each fixes a period along the other dim (128 rows of N for the Blackwell
+// atom, 32 x num_warps for Hopper's, 1 for the strided forms) after which
+// its image repeats at a fixed byte distance. A tile that takes the whole
+// short dim and one period's worth of the long one is therefore a fixed set
+// of source bytes and a fixed set of destination bytes, the same for every
+// tile up to a translation: one destination range of a few KiB for the
+// swizzled layouts and the K-contiguous form (128 x 90 = 11520 bytes), or
+// 90 rows of 128 bytes for the N-contiguous one.
+//
+// The plan lists, for one such tile, the source chunks to copy into shared
+// memory (16-byte aligned loads, whatever the rows' pitch), the destination
+// chunks to write and, for each destination byte, the shared byte it takes
+// (or zero: the layout's padding). The kernel is then the same for every
+// layout pair: copy in, gather out. Where the long dim is not a multiple of
+// the period, the last tile of each batch has tables of its own. The
+// destination's padding is written by the tile owning the element before
+// it, so every destination byte is written exactly once.
+//
+// Everything is derived from, and checked against, the layouts' reference
+// maps at compile time: every element of the first batch and of two more,
+// and every tile's share of the destination.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MICROSCALE_DIALECT_MICROSCALE_UTILS_BYTETILECONVERSION_H
+#define MICROSCALE_DIALECT_MICROSCALE_UTILS_BYTETILECONVERSION_H
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace microscale::ref {
+class Layout;
+} // namespace microscale::ref
+
+namespace mlir::microscale {
+
+struct ByteTilePlan {
+  /// The tables of one kind of tile: every full tile shares kind 0; the
+  /// last tile of each batch, where the long dim is not a multiple of the
+  /// group, is kind 1.
+  struct Kind {
+    /// Source offsets, relative to the tile's source base, of the
+    /// `loadBytes`-byte chunks copied into shared memory, in shared order.
+    std::vector<int32_t> sourceChunks;
+    /// Destination offsets, relative to the tile's destination base, of
+    /// the `storeBytes`-byte chunks written.
+    std::vector<int32_t> destChunks;
+    /// Destination byte k of chunk c takes shared byte chunkBase[c] +
+    /// patterns[storeBytes * chunkPattern[c] + k] (`zeroByte` for padding).
+    /// Chunks repeat a few patterns (a transpose's: one per position of the
+    /// row boundary in the chunk), so the kernel reads 4 bytes per chunk
+    /// and a pattern table that stays in the cache, not 2 bytes per byte.
+    std::vector<uint16_t> chunkBase, chunkPattern;
+  };
+
+  /// Tiles: `numGroups` per batch, tile t = batch t / numGroups, group
+  /// t % numGroups. A tile takes the whole extent of one of the last two
+  /// logical dims and `group` indices of the other (`groupedAxis` 0: the
+  /// rows, 1: the columns).
+  int64_t batches = 0, numGroups = 0, group = 0;
+  int groupedAxis = 1;
+  bool hasEdge = false;
+  /// Tile (b, g) reads from source byte b * sourceBatchStride + g *
+  /// sourceGroupStride and writes from destination byte b * destBatchStride
+  /// + g * destGroupStride, the tables' offsets added.
+  int64_t sourceBatchStride = 0, sourceGroupStride = 0;
+  int64_t destBatchStride = 0, destGroupStride = 0;
+  llvm::SmallVector<Kind, 2> kinds;
+  /// The gather patterns of all kinds, storeBytes offsets each.
+  std::vector<int16_t> patterns;
+  int64_t loadBytes = 16, storeBytes = 16;
+  /// Loaded byte x (chunk x / loadBytes) lies at shared byte x + x /
+  /// sharedPeriod * sharedPad: the padding spreads the gather's byte reads
+  /// over the banks. Stores into shared memory are `sharedStoreBytes` wide.
+  int64_t sharedPeriod = 1 << 30, sharedPad = 0, sharedStoreBytes = 16;
+  /// A byte of shared memory that holds zero, and the shared bytes in all.
+  int64_t zeroByte = 0, sharedBytes = 0;
+  /// Threads per block the gather's bank conflicts were minimised for.
+  int64_t threads = 256;
+  /// Sum over the gather's warp-wide byte reads of their bank-conflict
+  /// degree, per read (1.0: conflict-free), for the full tile.
+  double conflictDegree = 1.0;
+
+  int64_t getNumTiles() const { return batches * numGroups; }
+  int64_t getNumPatterns() const {
+    return static_cast<int64_t>(patterns.size()) / storeBytes;
+  }
+  /// The shared byte that byte k of chunk c of `kind` takes.
+  int64_t gatherPosition(const Kind &kind, int64_t c, int64_t k) const {
+    return kind.chunkBase[c] + patterns[storeBytes * kind.chunkPattern[c] + k];
+  }
+  int64_t sharedPosition(int64_t loaded) const {
+    return loaded + loaded / sharedPeriod * sharedPad;
+  }
+};
+
+/// Limits of the plan: the shared memory a tile may take, and the tile's
+/// size below which a larger group is preferred.
+inline constexpr int64_t kByteTileMaxSharedBytes = 40 * 1024;
+inline constexpr int64_t kByteTileMinBytes = 4 * 1024;
+/// Plans with more gather patterns than this are not taken: their pattern
+/// table would no longer stay in the cache.
+inline constexpr int64_t kByteTileMaxPatterns = 1024;
+/// Batches (of the destination's storage) larger than this are not
+/// planned: the check walks every byte of one.
+inline constexpr int64_t kByteTileMaxBatchBytes = int64_t(16) << 20;
+
+/// The plan converting the storage of `from` into that of `to` (the same
+/// logical tensor of 8-bit elements) with `threads` threads per tile, or
+/// std::nullopt where no group gives translated tiles within the limits.
+std::optional<ByteTilePlan> planByteTileConversion(const ::microscale::ref::Layout &from,
+                                                   const ::microscale::ref::Layout &to,
+                                                   int64_t threads = 256);
+
+/// Runs `plan` on the host, tile by tile (a reference for the plan itself,
+/// independent of any code generation): `dest` is written from `source`.
+void runByteTilePlan(const ByteTilePlan &plan, const uint8_t *source,
+                     uint8_t *dest);
+
+} // namespace mlir::microscale
+
+#endif

@@ -1,0 +1,435 @@
+//===- ByteTileConversion.cpp - Byte layouts converted by whole-axis tiles ===//
+#include "microscale/Dialect/Microscale/Utils/ByteTileConversion.h"
+
+#include "microscale/Reference/Layout.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir::microscale;
+using ::microscale::ref::Layout;
+
+namespace {
+/// The byte offsets of one batch's elements in both layouts, row-major by
+/// logical index, and the batch strides, checked on three batches.
+struct BatchImages {
+  int64_t rows = 0, cols = 0, batches = 1;
+  int64_t sourceBatchBytes = 0, destBatchBytes = 0;
+  std::vector<int64_t> source, dest;
+
+  /// Byte offset of element (batch, r, c), or -1 where its bits are not
+  /// one whole byte.
+  static int64_t byteOf(const Layout &layout, int64_t batch, int64_t r,
+                        int64_t c) {
+    const std::vector<int64_t> &shape = layout.getLogicalShape();
+    const size_t rank = shape.size();
+    std::vector<int64_t> index(rank);
+    index[rank - 2] = r;
+    index[rank - 1] = c;
+    for (size_t d = rank - 2; d-- > 0;) {
+      index[d] = batch % shape[d];
+      batch /= shape[d];
+    }
+    std::array<int64_t, 8> bits;
+    layout.locate(index.data(), bits.data());
+    if (bits[0] % 8)
+      return -1;
+    for (int i = 1; i < 8; ++i)
+      if (bits[i] != bits[0] + i)
+        return -1;
+    return bits[0] / 8;
+  }
+
+  bool build(const Layout &from, const Layout &to) {
+    const std::vector<int64_t> &shape = from.getLogicalShape();
+    if (shape.size() < 2 || shape != to.getLogicalShape() ||
+        from.getElementBits() != 8 || to.getElementBits() != 8)
+      return false;
+    rows = shape[shape.size() - 2];
+    cols = shape[shape.size() - 1];
+    for (size_t d = 0; d + 2 < shape.size(); ++d)
+      batches *= shape[d];
+    if (rows <= 0 || cols <= 0 || batches <= 0)
+      return false;
+    if (from.getStorageBytes() % batches || to.getStorageBytes() % batches)
+      return false;
+    sourceBatchBytes = from.getStorageBytes() / batches;
+    destBatchBytes = to.getStorageBytes() / batches;
+    if (destBatchBytes > kByteTileMaxBatchBytes ||
+        sourceBatchBytes > kByteTileMaxBatchBytes)
+      return false;
+    source.resize(rows * cols);
+    dest.resize(rows * cols);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        int64_t s = byteOf(from, 0, r, c), d = byteOf(to, 0, r, c);
+        if (s < 0 || d < 0 || s >= sourceBatchBytes || d >= destBatchBytes)
+          return false;
+        source[r * cols + c] = s;
+        dest[r * cols + c] = d;
+      }
+    // Batch b is batch 0 moved by b strides, on both sides.
+    for (int64_t b : {int64_t(1), batches / 2, batches - 1}) {
+      if (b <= 0 || b >= batches)
+        continue;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+          if (byteOf(from, b, r, c) !=
+                  b * sourceBatchBytes + source[r * cols + c] ||
+              byteOf(to, b, r, c) != b * destBatchBytes + dest[r * cols + c])
+            return false;
+    }
+    return true;
+  }
+};
+
+/// The largest of 16, 8, 4, 2, 1 that divides all of `values`.
+int64_t commonAlignment(std::initializer_list<int64_t> values) {
+  int64_t a = 16;
+  for (int64_t v : values)
+    while (v % a)
+      a /= 2;
+  return a;
+}
+
+/// The gather's bank conflicts for kind 0 with `threads` threads: the
+/// average over warp-wide byte reads of the most distinct 4-byte words any
+/// bank serves.
+double conflictDegree(const ByteTilePlan &plan,
+                      const std::vector<int64_t> &loadedOf) {
+  const ByteTilePlan::Kind &kind = plan.kinds[0];
+  const int64_t chunks = kind.destChunks.size(), w = plan.storeBytes;
+  int64_t total = 0, reads = 0;
+  std::array<std::array<int64_t, 32>, 32> words; // per bank, distinct words
+  std::array<int, 32> count;
+  for (int64_t first = 0; first < chunks; first += 32) {
+    const int64_t lanes = std::min<int64_t>(32, chunks - first);
+    for (int64_t k = 0; k < w; ++k) {
+      count.fill(0);
+      int degree = 0;
+      for (int64_t lane = 0; lane < lanes; ++lane) {
+        const int64_t loaded = loadedOf[(first + lane) * w + k];
+        const int64_t word =
+            (loaded < 0 ? plan.zeroByte : plan.sharedPosition(loaded)) / 4;
+        const int bank = word % 32;
+        auto &list = words[bank];
+        if (std::find(list.begin(), list.begin() + count[bank], word) ==
+            list.begin() + count[bank])
+          list[count[bank]++] = word;
+        degree = std::max(degree, count[bank]);
+      }
+      total += degree;
+      ++reads;
+    }
+  }
+  return reads ? double(total) / reads : 1.0;
+}
+
+/// The plan with tiles of `group` indices along `groupedAxis`, or
+/// std::nullopt where the tiles are not translations of one another.
+std::optional<ByteTilePlan> planGroup(const BatchImages &images,
+                                      int groupedAxis, int64_t group,
+                                      int64_t sourceBytes, int64_t threads) {
+  const int64_t rows = images.rows, cols = images.cols;
+  const int64_t along = groupedAxis == 1 ? cols : rows;
+  const int64_t whole = groupedAxis == 1 ? rows : cols;
+  group = std::min(group, along);
+  ByteTilePlan plan;
+  plan.batches = images.batches;
+  plan.groupedAxis = groupedAxis;
+  plan.group = group;
+  plan.numGroups = (along + group - 1) / group;
+  plan.hasEdge = along % group != 0;
+  plan.threads = threads;
+  plan.sourceBatchStride = images.sourceBatchBytes;
+  plan.destBatchStride = images.destBatchBytes;
+  if (group * whole > kByteTileMaxSharedBytes)
+    return std::nullopt;
+  auto element = [&](int64_t g, int64_t w, int64_t j) {
+    const int64_t i = g * group + j;
+    return groupedAxis == 1 ? w * cols + i : i * cols + w;
+  };
+  const int64_t fullGroups = plan.numGroups - (plan.hasEdge ? 1 : 0);
+  // The full tiles' elements, translated from tile 0's.
+  if (fullGroups >= 2) {
+    plan.sourceGroupStride =
+        images.source[element(1, 0, 0)] - images.source[element(0, 0, 0)];
+    plan.destGroupStride =
+        images.dest[element(1, 0, 0)] - images.dest[element(0, 0, 0)];
+  }
+  if (plan.hasEdge && fullGroups >= 1) {
+    // The edge tile's base follows the same strides (its tables are its
+    // own, relative to that base).
+    if (fullGroups == 1) {
+      plan.sourceGroupStride = images.source[element(1, 0, 0)] -
+                               images.source[element(0, 0, 0)];
+      plan.destGroupStride =
+          images.dest[element(1, 0, 0)] - images.dest[element(0, 0, 0)];
+    }
+  }
+  for (int64_t g = 1; g < fullGroups; ++g)
+    for (int64_t w = 0; w < whole; ++w)
+      for (int64_t j = 0; j < group; ++j) {
+        const int64_t e = element(g, w, j), e0 = element(0, w, j);
+        if (images.source[e] != images.source[e0] + g * plan.sourceGroupStride ||
+            images.dest[e] != images.dest[e0] + g * plan.destGroupStride)
+          return std::nullopt;
+      }
+
+  // Which tile writes each destination byte of a batch: its elements', and
+  // the padding after them (before the first element: the first's).
+  const int64_t batchBytes = images.destBatchBytes;
+  std::vector<int32_t> owner(batchBytes, -1), elementAt(batchBytes, -1);
+  for (int64_t g = 0; g < plan.numGroups; ++g) {
+    const int64_t extent = std::min(group, along - g * group);
+    for (int64_t w = 0; w < whole; ++w)
+      for (int64_t j = 0; j < extent; ++j) {
+        const int64_t e = element(g, w, j);
+        const int64_t x = images.dest[e];
+        if (owner[x] != -1)
+          return std::nullopt;
+        owner[x] = g;
+        elementAt[x] = e;
+      }
+  }
+  {
+    int32_t last = -1;
+    for (int64_t x = 0; x < batchBytes; ++x) {
+      if (owner[x] == -1)
+        owner[x] = last;
+      last = owner[x];
+    }
+    int32_t first = -1;
+    for (int64_t x = 0; x < batchBytes && first == -1; ++x)
+      first = elementAt[x] >= 0 ? owner[x] : -1;
+    for (int64_t x = 0; x < batchBytes && owner[x] == -1; ++x)
+      owner[x] = first;
+  }
+  std::vector<std::vector<int64_t>> written(plan.numGroups);
+  for (int64_t x = 0; x < batchBytes; ++x)
+    written[owner[x]].push_back(x);
+  for (int64_t g = 1; g < fullGroups; ++g) {
+    if (written[g].size() != written[0].size())
+      return std::nullopt;
+    for (size_t i = 0; i < written[g].size(); ++i)
+      if (written[g][i] != written[0][i] + g * plan.destGroupStride)
+        return std::nullopt;
+  }
+
+  // Chunk widths: every tile's share of the destination in whole aligned
+  // chunks; source chunks aligned wherever a tile's base falls.
+  llvm::SmallVector<int64_t, 2> kindGroups = {0};
+  if (plan.hasEdge)
+    kindGroups.push_back(plan.numGroups - 1);
+  if (kindGroups.size() == 2 && kindGroups[1] == 0)
+    kindGroups.pop_back(); // one partial group: it is kind 0
+  plan.storeBytes = commonAlignment(
+      {images.destBatchBytes, plan.destGroupStride});
+  for (int64_t g : kindGroups) {
+    const std::vector<int64_t> &list = written[g];
+    for (size_t i = 0; i < list.size();) {
+      while (list[i] % plan.storeBytes)
+        plan.storeBytes /= 2;
+      size_t run = 1;
+      while (i + run < list.size() && list[i + run] == list[i] + int64_t(run))
+        ++run;
+      while (run % plan.storeBytes)
+        plan.storeBytes /= 2;
+      i += run;
+    }
+  }
+  plan.loadBytes = commonAlignment(
+      {images.sourceBatchBytes, plan.sourceGroupStride});
+  if (plan.storeBytes < 4 || plan.loadBytes < 4)
+    return std::nullopt;
+
+  // Per kind: the source chunks (relative to the tile's source base), the
+  // destination chunks, and for each destination byte the loaded byte it
+  // takes (-1: zero).
+  std::vector<std::vector<int64_t>> loadedOfKind;
+  int64_t maxLoaded = 0;
+  for (int64_t g : kindGroups) {
+    const int64_t sourceBase = g * plan.sourceGroupStride;
+    const int64_t destBase = g * plan.destGroupStride;
+    const int64_t extent = std::min(group, along - g * group);
+    std::vector<int64_t> chunks;
+    for (int64_t w = 0; w < whole; ++w)
+      for (int64_t j = 0; j < extent; ++j) {
+        const int64_t rel = images.source[element(g, w, j)] - sourceBase;
+        chunks.push_back(rel - ((rel % plan.loadBytes) + plan.loadBytes) %
+                                   plan.loadBytes);
+      }
+    std::sort(chunks.begin(), chunks.end());
+    chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+    // Nothing read outside the source, for any batch or tile of this kind.
+    const int64_t lastFull = g == 0 ? fullGroups - 1 : g;
+    if (sourceBase + chunks.front() < 0 ||
+        (images.batches - 1) * images.sourceBatchBytes +
+                std::max(lastFull, g) * plan.sourceGroupStride + chunks.back() +
+                plan.loadBytes >
+            sourceBytes)
+      return std::nullopt;
+    // Reading much more than a full tile needs would not pay (an edge tile
+    // may read its padded neighbours: it is one per batch).
+    if (int64_t(chunks.size()) * plan.loadBytes > 2 * whole * group + 64)
+      return std::nullopt;
+    ByteTilePlan::Kind kind;
+    for (int64_t c : chunks)
+      kind.sourceChunks.push_back(static_cast<int32_t>(c));
+    const std::vector<int64_t> &list = written[g];
+    std::vector<int64_t> loadedOf;
+    for (size_t i = 0; i < list.size(); i += plan.storeBytes)
+      kind.destChunks.push_back(static_cast<int32_t>(list[i] - destBase));
+    for (int64_t x : list) {
+      const int64_t e = elementAt[x];
+      if (e < 0) {
+        loadedOf.push_back(-1);
+        continue;
+      }
+      const int64_t rel = images.source[e] - sourceBase;
+      const int64_t chunk = rel - ((rel % plan.loadBytes) + plan.loadBytes) %
+                                      plan.loadBytes;
+      const int64_t index =
+          std::lower_bound(chunks.begin(), chunks.end(), chunk) - chunks.begin();
+      loadedOf.push_back(index * plan.loadBytes + (rel - chunk));
+    }
+    maxLoaded = std::max<int64_t>(maxLoaded, chunks.size() * plan.loadBytes);
+    plan.kinds.push_back(std::move(kind));
+    loadedOfKind.push_back(std::move(loadedOf));
+  }
+
+  // The shared layout: the padding that spreads the gather's reads best.
+  struct Choice {
+    int64_t period, pad;
+    double degree;
+  };
+  std::optional<Choice> best;
+  for (int64_t period = 64; period <= 8192; period *= 2) {
+    if (period % plan.loadBytes)
+      continue;
+    for (int64_t pad = 0; pad <= 60; pad += 4) {
+      if (pad && period >= maxLoaded)
+        break;
+      plan.sharedPeriod = period;
+      plan.sharedPad = pad;
+      plan.zeroByte = (plan.sharedPosition(maxLoaded) + 3) / 4 * 4;
+      const double degree = conflictDegree(plan, loadedOfKind[0]);
+      if (!best || degree < best->degree - 1e-9)
+        best = Choice{period, pad, degree};
+    }
+  }
+  plan.sharedPeriod = best->period;
+  plan.sharedPad = best->pad;
+  plan.conflictDegree = best->degree;
+  plan.sharedStoreBytes =
+      plan.sharedPad ? commonAlignment({plan.loadBytes, plan.sharedPad,
+                                        plan.sharedPeriod})
+                     : plan.loadBytes;
+  plan.zeroByte = (plan.sharedPosition(maxLoaded) + 15) / 16 * 16;
+  plan.sharedBytes = plan.zeroByte + 16;
+  if (plan.sharedBytes > kByteTileMaxSharedBytes || plan.zeroByte > 0xFFFF)
+    return std::nullopt;
+  // Each chunk as its first byte's position and the offsets of all its
+  // bytes from it, the offsets shared between chunks.
+  std::map<std::vector<int16_t>, uint16_t> patternIndex;
+  const int64_t w = plan.storeBytes;
+  for (size_t k = 0; k < plan.kinds.size(); ++k) {
+    ByteTilePlan::Kind &kind = plan.kinds[k];
+    const std::vector<int64_t> &loadedOf = loadedOfKind[k];
+    for (size_t c = 0; c < kind.destChunks.size(); ++c) {
+      auto position = [&](int64_t byte) {
+        const int64_t loaded = loadedOf[c * w + byte];
+        return loaded < 0 ? plan.zeroByte : plan.sharedPosition(loaded);
+      };
+      const int64_t base = position(0);
+      std::vector<int16_t> pattern;
+      for (int64_t byte = 0; byte < w; ++byte) {
+        const int64_t offset = position(byte) - base;
+        if (offset < INT16_MIN || offset > INT16_MAX)
+          return std::nullopt;
+        pattern.push_back(static_cast<int16_t>(offset));
+      }
+      auto [it, inserted] = patternIndex.try_emplace(
+          pattern, static_cast<uint16_t>(patternIndex.size()));
+      if (inserted) {
+        if (int64_t(patternIndex.size()) > kByteTileMaxPatterns)
+          return std::nullopt;
+        llvm::append_range(plan.patterns, pattern);
+      }
+      kind.chunkBase.push_back(static_cast<uint16_t>(base));
+      kind.chunkPattern.push_back(it->second);
+    }
+  }
+  return plan;
+}
+} // namespace
+
+std::optional<ByteTilePlan>
+mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
+                                         int64_t threads) {
+  BatchImages images;
+  if (!images.build(from, to))
+    return std::nullopt;
+  // The group: the smallest that the layouts' periods allow and that makes
+  // a tile of at least kByteTileMinBytes, else the largest that fits; along
+  // the long dim, or the other where that fails.
+  std::optional<ByteTilePlan> chosen;
+  auto bytesPerLoad = [](const ByteTilePlan &p) {
+    int64_t loaded = 0, stored = 0;
+    for (const ByteTilePlan::Kind &k : p.kinds) {
+      loaded += k.sourceChunks.size();
+      stored += k.destChunks.size();
+    }
+    return double(loaded * p.loadBytes + stored * p.storeBytes) /
+           double(loaded + stored);
+  };
+  for (int axis : {1, 0}) {
+    const int64_t along = axis == 1 ? images.cols : images.rows;
+    const int64_t whole = axis == 1 ? images.rows : images.cols;
+    std::optional<ByteTilePlan> best;
+    for (int64_t group = 1;; group *= 2) {
+      const int64_t g = std::min(group, along);
+      if (g * whole > kByteTileMaxSharedBytes)
+        break;
+      if (std::optional<ByteTilePlan> p = planGroup(
+              images, axis, g, from.getStorageBytes(), threads)) {
+        best = std::move(p);
+        if (g * whole >= kByteTileMinBytes)
+          break;
+      }
+      if (g == along)
+        break;
+    }
+    if (best && (!chosen || bytesPerLoad(*best) > bytesPerLoad(*chosen)))
+      chosen = std::move(best);
+  }
+  return chosen;
+}
+
+void mlir::microscale::runByteTilePlan(const ByteTilePlan &plan,
+                                       const uint8_t *source, uint8_t *dest) {
+  std::vector<uint8_t> shared(plan.sharedBytes);
+  for (int64_t t = 0; t < plan.getNumTiles(); ++t) {
+    const int64_t b = t / plan.numGroups, g = t % plan.numGroups;
+    const ByteTilePlan::Kind &kind =
+        plan.kinds[plan.hasEdge && g == plan.numGroups - 1 ? plan.kinds.size() - 1
+                                                           : 0];
+    const int64_t sourceBase =
+        b * plan.sourceBatchStride + g * plan.sourceGroupStride;
+    const int64_t destBase = b * plan.destBatchStride + g * plan.destGroupStride;
+    std::fill(shared.begin(), shared.end(), 0xCD);
+    shared[plan.zeroByte] = 0;
+    for (size_t i = 0; i < kind.sourceChunks.size(); ++i)
+      for (int64_t k = 0; k < plan.loadBytes; ++k)
+        shared[plan.sharedPosition(i * plan.loadBytes + k)] =
+            source[sourceBase + kind.sourceChunks[i] + k];
+    for (size_t c = 0; c < kind.destChunks.size(); ++c)
+      for (int64_t k = 0; k < plan.storeBytes; ++k)
+        dest[destBase + kind.destChunks[c] + k] =
+            shared[plan.gatherPosition(kind, c, k)];
+  }
+}

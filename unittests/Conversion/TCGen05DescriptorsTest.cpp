@@ -104,6 +104,70 @@ TEST(TCGen05InstrDescriptor, Mxf8f6f4W4A8) {
   }
 }
 
+// The descriptors of the sm_100a kernel's kind::mxf8f6f4 MMAs (swap-AB: A
+// the MXFP4 weight, B the MXFP8 activations), the E2M1 A in the padded
+// shared-memory form of 9.7.16.10.4.4 (its type code is 5 whatever the
+// packing), four 1X MMAs per scale atom, byte IDs 0-3.
+TEST(TCGen05InstrDescriptor, Mxf8f6f4KernelW4A8) {
+  BlockScaledInstrDescriptor d;
+  d.kind = BlockScaledKind::MXF8F6F4;
+  d.typeA = OperandType::E2M1;
+  d.typeB = OperandType::E4M3;
+  d.n = 16;
+  // atype 5 << 7 = 0x280, btype 0, N >> 3 = 2 << 17 = 0x40000, UE8M0
+  // 0x800000, M >> 4 = 8 << 24 = 0x08000000.
+  EXPECT_EQ(mustEncode(d), 0x08840280u);
+  // E5M2 activations: btype 1 << 10 = 0x400.
+  d.typeB = OperandType::E5M2;
+  EXPECT_EQ(mustEncode(d), 0x08840680u);
+  // The fourth MMA of an atom: byte 3 of the column for both (3 << 4 =
+  // 0x30, 3 << 29 = 0x60000000); a 48-token tile (6 << 17 = 0xC0000).
+  d.typeB = OperandType::E4M3;
+  d.scaleIdA = d.scaleIdB = 3;
+  d.n = 48;
+  EXPECT_EQ(mustEncode(d), 0x688C02B0u);
+  // Every byte ID is a 1X ID; the type fields sit where the table says.
+  for (unsigned id = 0; id < 4; ++id) {
+    d.scaleIdA = d.scaleIdB = id;
+    const uint32_t word = mustEncode(d);
+    EXPECT_EQ((word >> idesc::kScaleIdAShift) & 3, id);
+    EXPECT_EQ((word >> idesc::kScaleIdBShift) & 3, id);
+    EXPECT_EQ((word >> idesc::kTypeAShift) & 7, 5u);
+    EXPECT_EQ((word >> idesc::kTypeBShift) & 7, 0u);
+    EXPECT_EQ((word >> idesc::kScaleTypeShift) & 1, 1u);
+  }
+}
+
+// mxf8f6f4 is block32 with UE8M0 scales only, its 1X IDs are bytes 0-3,
+// and an E2M1 operand (4 bits) cannot be MN-major.
+TEST(TCGen05InstrDescriptor, RefusesMxf8f6f4OutsideTheTable) {
+  auto refused = [](BlockScaledInstrDescriptor d, const char *needle) {
+    std::string error;
+    EXPECT_FALSE(encode(d, &error));
+    EXPECT_NE(error.find(needle), std::string::npos) << error;
+  };
+  BlockScaledInstrDescriptor base;
+  base.kind = BlockScaledKind::MXF8F6F4;
+  base.typeA = OperandType::E2M1;
+  base.typeB = OperandType::E4M3;
+  BlockScaledInstrDescriptor d = base;
+  d.block = ScaleBlock::Block16;
+  refused(d, "no .block16");
+  d = base;
+  d.scaleType = ScaleType::UE4M3;
+  refused(d, "UE8M0");
+  d = base;
+  d.scaleIdA = 4;
+  refused(d, "scale IDs");
+  d = base;
+  d.majorA = OperandMajor::MN;
+  refused(d, "MN-major");
+  // The MN-major 8-bit B is allowed.
+  d = base;
+  d.majorB = OperandMajor::MN;
+  EXPECT_EQ(mustEncode(d), 0x08820280u | 0x10000u);
+}
+
 // Combinations the table does not allow are refused, never packed.
 TEST(TCGen05InstrDescriptor, RefusesWhatTheISADoesNotAllow) {
   auto refused = [](BlockScaledInstrDescriptor d, const char *needle) {

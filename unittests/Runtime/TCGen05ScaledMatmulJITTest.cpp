@@ -1,11 +1,14 @@
 //===- TCGen05ScaledMatmulJITTest.cpp - sm_100a tcgen05 kernel on host ----===//
 //
 // The sm_100a scaled_matmul kernel (TCGen05ScaledMatmulKernel.cpp:
-// tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X, and
-// kind::mxf4nvf4 scale_vec::4X for NVFP4) run on the host by
+// tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X,
+// kind::mxf4nvf4 scale_vec::4X for NVFP4, kind::mxf8f6f4 scale_vec::1X
+// for MXFP8 activations x an MXFP4 weight) run on the host by
 // emulateTCGen05ScaledMatmulOnHost: the kernel's own copies of the weight
-// and token rows into the no-swizzle K-major core-matrix layout of an
-// emulated shared memory and of the scale codes into the 128 x 4 atoms
+// and token rows (its 1-D bulk copies run as 16-byte copies to the
+// shared addresses it hands them) into the no-swizzle K-major core-matrix
+// layout of an emulated shared memory and of the scale codes into the
+// 128 x 4 atoms
 // (word for word from #microscale.blackwell_scale where the weight's
 // scales are stored as atoms, through the layout's emitter otherwise), its
 // own shared-memory, instruction and tensor-memory operands, and its
@@ -24,6 +27,11 @@
 // two of 128, partial and whole 128-column weight tiles, K a whole and a
 // partial number of atoms (MXFP4: 128 values per atom, NVFP4: 64), both
 // weight layouts, the gpt-oss K = 2880.
+//
+// kind::mxf8f6f4 likewise (a second suite): MXFP8 activations (every
+// finite E4M3 / E5M2 code, or quantized floats) x the MXFP4 weight, whose
+// codes the kernel copies into the padded shared-memory form; the
+// emulated MMA reads the A and B types from the instruction descriptor.
 //
 // The tolerance: the MMA's internal summation order and rounding are not
 // specified by the PTX ISA; the emulation adds exact block sums in K order
@@ -52,10 +60,13 @@ namespace ref = ::microscale::ref;
 namespace {
 
 struct Case {
-  const char *format; // mxfp4 or nvfp4 (both operands)
+  const char *format; // mxfp4 or nvfp4 (the weight; both without activations)
   int64_t m, k, n;
   const char *weightLayout; // values = ..., scales = ... of the weight
   bool quantizeFloats;      // quantize random floats, else random codes
+  /// The activations' format where it is not `format` (mxfp8_e4m3 or
+  /// mxfp8_e5m2 times an mxfp4 weight: kind::mxf8f6f4).
+  const char *activations = nullptr;
 };
 
 std::string weightType(const Case &c) {
@@ -85,8 +96,19 @@ ref::QuantizedTensor makeOperand(QTensorType type, bool quantizeFloats,
   tensor.scaleShape =
       ref::scaleShapeFor(tensor.shape, tensor.axis, tensor.format.blockSize);
   tensor.elements.resize(type.getNumElements());
-  for (uint8_t &code : tensor.elements)
-    code = static_cast<uint8_t>(rng() & 0xF);
+  const bool e4m3Elements = tensor.format == ref::MXFormat::mxfp8E4M3();
+  const bool e5m2Elements = tensor.format == ref::MXFormat::mxfp8E5M2();
+  for (uint8_t &code : tensor.elements) {
+    if (!e4m3Elements && !e5m2Elements) {
+      code = static_cast<uint8_t>(rng() & 0xF);
+      continue;
+    }
+    // Every FP8 code but NaN (E4M3 s.1111.111) and E5M2's Inf and NaN
+    // (s.11111.mm).
+    do
+      code = static_cast<uint8_t>(rng() & 0xFF);
+    while (e4m3Elements ? (code & 0x7F) == 0x7F : (code & 0x7C) == 0x7C);
+  }
   tensor.scales.resize(ShapedType::getNumElements(type.getScaleShape()));
   const bool e4m3 = tensor.format.blockSize == 16;
   for (uint8_t &code : tensor.scales)
@@ -114,9 +136,9 @@ TEST_P(TCGen05ScaledMatmulOnHost, MatchesTheFloat64Product) {
   const Case &c = GetParam();
   auto contextOwner = ::microscale::testing::makeJitContext();
   MLIRContext &context = *contextOwner;
-  const std::string lhsText = "!microscale.qtensor<" + std::to_string(c.m) +
-                              "x" + std::to_string(c.k) + ", " + c.format +
-                              ", axis = 1>";
+  const std::string lhsText =
+      "!microscale.qtensor<" + std::to_string(c.m) + "x" + std::to_string(c.k) +
+      ", " + (c.activations ? c.activations : c.format) + ", axis = 1>";
   const std::string rhsText = weightType(c);
   auto lhsType = cast<QTensorType>(parseType(lhsText, &context));
   auto rhsType = cast<QTensorType>(parseType(rhsText, &context));
@@ -179,8 +201,9 @@ TEST_P(TCGen05ScaledMatmulOnHost, MatchesTheFloat64Product) {
       const double tolerance =
           std::ldexp(magnitude, -24) * (blocks + 4) + 1e-30;
       if (!(std::fabs(got - sum) <= tolerance) && mismatches++ < 5)
-        ADD_FAILURE() << rhsText << " out[" << i << "][" << j << "] = " << got
-                      << ", want " << sum << " (tolerance " << tolerance << ")";
+        ADD_FAILURE() << lhsText << " x " << rhsText << " out[" << i << "]["
+                      << j << "] = " << got << ", want " << sum
+                      << " (tolerance " << tolerance << ")";
     }
   EXPECT_EQ(mismatches, 0u);
 }
@@ -200,6 +223,11 @@ constexpr const char *kSmallBoxes =
 // 12-byte box rows: copied in 32-bit words.
 constexpr const char *kNarrowBoxes =
     "values = #microscale.blackwell_shuffled_value<block_k = 24, block_n = "
+    "16>";
+
+// 24-byte box rows: copied in 8-byte units under kind::mxf8f6f4.
+constexpr const char *kEightByteBoxes =
+    "values = #microscale.blackwell_shuffled_value<block_k = 48, block_n = "
     "16>";
 
 constexpr const char *kNVFP4Weight =
@@ -228,9 +256,32 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"mxfp4", 20, 2880, 64, kSmallBoxes, true},
                       Case{"nvfp4", 5, 96, 40, kNarrowBoxes, false}));
 
+// kind::mxf8f6f4: MXFP8 activations (E4M3, E5M2) x an MXFP4 weight padded
+// into the 16-byte units of the 4-bit packing format (PTX ISA
+// 9.7.16.10.4.4), four 1X MMAs per atom (scale IDs 0-3), 48-token tiles:
+// decode (the MMA's N = 16), two token tiles (50 = 48 + 2), K a partial
+// atom (96, and 160: one whole and one of a single block), the gpt-oss
+// K = 2880, every weight layout (Triton's boxes of 64-byte rows, stored as
+// 8-byte halves, of 24-byte rows: 8-byte copies, and of 12-byte rows:
+// 32-bit copies).
+INSTANTIATE_TEST_SUITE_P(
+    Mxf8f6f4, TCGen05ScaledMatmulOnHost,
+    ::testing::Values(
+        Case{"mxfp4", 1, 128, 128, kBlackwell, false, "mxfp8_e4m3"},
+        Case{"mxfp4", 5, 96, 40, kBlackwell, false, "mxfp8_e5m2"},
+        Case{"mxfp4", 50, 256, 130, kStrided, true, "mxfp8_e4m3"},
+        Case{"mxfp4", 7, 160, 16, kStrided, false, "mxfp8_e4m3"},
+        Case{"mxfp4", 2, 2880, 24, kBlackwell, true, "mxfp8_e4m3"},
+        Case{"mxfp4", 16, 512, 256, kBlackwell, false, "mxfp8_e5m2"},
+        Case{"mxfp4", 20, 2880, 64, kSmallBoxes, true, "mxfp8_e5m2"},
+        Case{"mxfp4", 3, 256, 300, kShuffled, false, "mxfp8_e4m3"},
+        Case{"mxfp4", 5, 96, 40, kNarrowBoxes, false, "mxfp8_e4m3"},
+        Case{"mxfp4", 9, 192, 40, kEightByteBoxes, false, "mxfp8_e5m2"}));
+
 // What the kernel does not take is left alone (false, the op unchanged):
-// an N-major weight, shuffled boxes of 6-byte rows, MXFP8 activations
-// (kind::mxf8f6f4 is not written).
+// an N-major weight, shuffled boxes of 6-byte rows, MXFP8 x MXFP8 and
+// MXFP4 x an MXFP8 weight (kind::mxf8f6f4 is written for MXFP8
+// activations x an MXFP4 weight only).
 TEST(TCGen05ScaledMatmulEmulation, DeclinesOperandsItDoesNotTake) {
   auto contextOwner = ::microscale::testing::makeJitContext();
   MLIRContext &context = *contextOwner;
@@ -242,8 +293,11 @@ TEST(TCGen05ScaledMatmulEmulation, DeclinesOperandsItDoesNotTake) {
         "#microscale.blackwell_shuffled_value<block_k = 12, block_n = "
         "256>>",
         "!microscale.qtensor<4x64, mxfp8_e4m3, axis = 1>, "
-        "!microscale.qtensor<64x8, mxfp4, axis = 0, values = "
-        "#microscale.blackwell_value>"}) {
+        "!microscale.qtensor<64x8, mxfp8_e4m3, axis = 0, values = "
+        "#microscale.strided<major_dim = 0>>",
+        "!microscale.qtensor<4x64, mxfp4, axis = 1>, "
+        "!microscale.qtensor<64x8, mxfp8_e5m2, axis = 0, values = "
+        "#microscale.strided<major_dim = 0>>"}) {
     std::string text =
         std::string("func.func @f(%av: memref<?xi8>, %as: memref<?xi8>, %g: "
                     "f32, %wv: memref<?xi8>, %ws: memref<?xi8>, %o: "

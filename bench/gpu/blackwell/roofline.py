@@ -26,11 +26,19 @@ No GPU is involved: every B200 figure is arithmetic on the numbers below.
   threads (2048 / 128) allow). The MMAs (about 70 ns per chunk of 128 x
   128 x 128 at the per-SM FP4 peak) hide under the copies. An estimate on
   paper, like the rest of the table.
+* The second table: MXFP8 activations x the MXFP4 weight through
+  kind::mxf8f6f4, which runs at the FP8 rate (dense 4.5 PFLOP/s: the same
+  specifications' "FP8/FP6 Tensor Core 9 PFLOPS" with sparsity, halved;
+  the FP4 weight is padded to the 8-bit container in shared memory, so it
+  costs FP8 tensor-core time but only FP4 HBM bytes). Its kernel as
+  written has 48-token tiles (two stages of 16 KiB padded weight and the
+  48 x 128-byte token tile fit 48 KiB of static shared memory).
 """
 
 BW = 8.0e12
 FP4 = 9.0e15
 BF16 = 2.25e15
+FP8 = 4.5e15
 SMS = 148
 LATENCY = 700e-9  # chip model, sm_100a
 ISSUE = 0.1e-6    # ~170 SASS per thread and chunk, 4 warps per scheduler set
@@ -57,13 +65,18 @@ def mixed_bytes(m, k, n):
     return k * n / 2 + k // 32 * n + m * k * 2 + m * n * 2
 
 
-def tcgen05_estimate(m, k, n, block):
-    tokens = min(128, (m + 15) // 16 * 16)
+def mxf8_bytes(m, k, n):
+    return k * n / 2 + k // 32 * n + m * k + m * k // 32 + m * n * 2
+
+
+def tcgen05_estimate(m, k, n, block, mxf8=False):
+    tokens = min(48 if mxf8 else 128, (m + 15) // 16 * 16)
     chunk_k = 4 * block
     chunks = -(-k // chunk_k)
     ctas = -(-n // 128) * -(-m // tokens)
     columns = max(32, 1 << (tokens + 8 - 1).bit_length())
-    stage = (128 + tokens) * chunk_k // 2 + 2 * 512
+    row_bytes = chunk_k if mxf8 else chunk_k // 2
+    stage = (128 + tokens) * row_bytes + 2 * 512
     per_sm = min(512 // columns, 228 * 1024 // (2 * stage), 2048 // 128)
     waves = -(-ctas // (SMS * per_sm))
     return waves * chunks * (LATENCY + ISSUE), ctas
@@ -93,6 +106,18 @@ def main():
                   % (m, k, n, b / 1e6, us(roof),
                      "memory" if mem >= comp else "FP4 compute",
                      us(est), ctas, us(nv), us(mixed), ours, cublas))
+    print()
+    print("| M | K x N | MXFP8 x MXFP4: MB | B200 roofline (us) | bound | "
+          "tcgen05 mxf8f6f4 kernel as written (us, CTAs) |")
+    print("|---|---|---|---|---|---|")
+    for k, n in ((2880, 5760), (2880, 2880), (8192, 8192)):
+        for m in (1, 16, 4096):
+            b = mxf8_bytes(m, k, n)
+            mem, comp = b / BW, 2.0 * m * n * k / FP8
+            est, ctas = tcgen05_estimate(m, k, n, 32, mxf8=True)
+            print("| %d | %d x %d | %.2f | %s | %s | %s (%d) |"
+                  % (m, k, n, b / 1e6, us(max(mem, comp)),
+                     "memory" if mem >= comp else "FP8 compute", us(est), ctas))
 
 
 if __name__ == "__main__":

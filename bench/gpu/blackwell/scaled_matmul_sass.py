@@ -2,8 +2,8 @@
 """SASS of the Blackwell scaled_matmul kernels on the gpt-oss shapes: sm_120a's
 block-scaled mma.sync (BlackwellScaledMatmulKernel.cpp, MXFP4 kind::mxf4 and
 NVFP4 kind::mxf4nvf4) and sm_100a's tcgen05.mma ... block_scale
-(TCGen05ScaledMatmulKernel.cpp, the same kinds), in two steps on two
-machines:
+(TCGen05ScaledMatmulKernel.cpp, the same kinds and kind::mxf8f6f4 for
+MXFP8 activations x an MXFP4 weight), in two steps on two machines:
 
   scaled_matmul_sass.py build MX_OPT OUT_DIR   # here: mx-opt + ptxas (format=bin)
   scaled_matmul_sass.py count OUT_DIR [--cuobjdump CUOBJDUMP] [--sass-dir D]
@@ -19,6 +19,8 @@ activation tiles per warp; one tcgen05 MMA is one K step of the whole
 CTA), with the body's mix. The sm_100a K loop is what every thread runs
 per chunk (its copies, the barrier, the mbarrier wait) plus thread 0's
 tcgen05.cp / MMA / commit; it is counted per thread, not per warp.
+kind::mxf8f6f4's MMAs are K = 32: its cases count 2 "tiles" so that a K
+step is still 64 values.
 """
 import argparse
 import os
@@ -34,7 +36,8 @@ import count_dequant_sass as hopper  # noqa: E402
 BLACKWELL = ("values = #microscale.blackwell_value, "
              "scales = #microscale.blackwell_scale")
 STRIDED = "values = #microscale.strided<major_dim = 0>, scales = #microscale.blackwell_scale"
-# (label, chip, format, M, K, N, weight layout, activation tiles per warp)
+# (label, chip, format, M, K, N, weight layout, activation tiles per warp);
+# format "A*W" for activations A times a weight W, else both the same.
 CASES = [
     ("mxfp4-decode-m1-2880x5760", "sm_120a", "mxfp4", 1, 2880, 5760, BLACKWELL, 1),
     ("mxfp4-m16-2880x5760", "sm_120a", "mxfp4", 16, 2880, 5760, BLACKWELL, 2),
@@ -48,6 +51,11 @@ CASES = [
     ("tcgen05-mxfp4-m4096-8192x8192", "sm_100a", "mxfp4", 4096, 8192, 8192, BLACKWELL, 1),
     ("tcgen05-nvfp4-m1-2880x5760", "sm_100a", "nvfp4", 1, 2880, 5760, STRIDED, 1),
     ("tcgen05-nvfp4-m4096-2880x5760", "sm_100a", "nvfp4", 4096, 2880, 5760, STRIDED, 1),
+    # kind::mxf8f6f4: 16-token tiles at decode, 48 from M = 48 up.
+    ("tcgen05-mxf8f6f4-e4m3-m1-2880x5760", "sm_100a", "mxfp8_e4m3*mxfp4", 1, 2880, 5760, BLACKWELL, 2),
+    ("tcgen05-mxf8f6f4-e4m3-m16-2880x5760", "sm_100a", "mxfp8_e4m3*mxfp4", 16, 2880, 5760, BLACKWELL, 2),
+    ("tcgen05-mxf8f6f4-e4m3-m4096-2880x5760", "sm_100a", "mxfp8_e4m3*mxfp4", 4096, 2880, 5760, BLACKWELL, 2),
+    ("tcgen05-mxf8f6f4-e5m2-m4096-8192x8192", "sm_100a", "mxfp8_e5m2*mxfp4", 4096, 8192, 8192, BLACKWELL, 2),
 ]
 
 
@@ -61,6 +69,7 @@ def build(mx_opt, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     manifest = []
     for label, chip, fmt, m, k, n, layout, tiles in CASES:
+        afmt, wfmt = fmt.split("*") if "*" in fmt else (fmt, fmt)
         src = os.path.join(out_dir, label + ".mlir")
         with open(src, "w") as f:
             f.write(
@@ -70,7 +79,7 @@ def build(mx_opt, out_dir):
                 "    : !microscale.qtensor<%dx%d, %s, axis = 1>, "
                 "!microscale.qtensor<%dx%d, %s, axis = 0, %s>, memref<?xi8>, "
                 "memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xbf16>\n"
-                "  return\n}\n" % (m, k, fmt, k, n, fmt, layout))
+                "  return\n}\n" % (m, k, afmt, k, n, wfmt, layout))
         lowered = subprocess.run(
             [mx_opt, src, "--microscale-gpu-to-ptx=chip=%s format=bin" % chip],
             check=True, capture_output=True, text=True).stdout

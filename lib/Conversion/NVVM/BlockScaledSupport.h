@@ -88,6 +88,38 @@ inline Value e4m3ToF32(codegen::Emitter &e, Value code) {
   return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
 }
 
+/// An E5M2 code as f32: s.eeeee.mm, bias 15, subnormals m 2^-16,
+/// s.11111.00 infinite, s.11111.mm (mm != 0) NaN (OCP FP8).
+inline Value e5m2ToF32(codegen::Emitter &e, Value code) {
+  OpBuilder &b = e.builder();
+  Location loc = e.location();
+  Value exponent = e.band(e.shr(code, 2), 0x1F), mantissa = e.band(code, 3);
+  Value isSubnormal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            exponent, e.i32(0));
+  Value normal =
+      e.bor(e.shl(arith::AddIOp::create(b, loc, exponent, e.i32(127 - 15)), 23),
+            e.shl(mantissa, 21));
+  Value magnitude = e.select(
+      isSubnormal,
+      arith::BitcastOp::create(
+          b, loc, b.getI32Type(),
+          arith::MulFOp::create(
+              b, loc, arith::UIToFPOp::create(b, loc, b.getF32Type(), mantissa),
+              arith::ConstantOp::create(b, loc,
+                                        b.getF32FloatAttr(1.0f / 65536)))),
+      normal);
+  Value isSpecial = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          exponent, e.i32(0x1F));
+  magnitude =
+      e.select(isSpecial,
+               e.select(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              mantissa, e.i32(0)),
+                        e.i32(0x7F800000), e.i32(0x7FC00000)),
+               magnitude);
+  Value bits = e.bor(magnitude, e.shl(e.band(code, 0x80), 24));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
 /// `buffer` (bytes) as the kernel argument type `type`: the same memory,
 /// static-shaped, and viewed as 32-bit words for the value operands.
 inline Value viewAsArgument(OpBuilder &builder, Location loc, Value buffer,

@@ -1,12 +1,17 @@
-//===- TCGen05ScaledMatmulKernel.cpp - FP4 x FP4 on sm_100a ---------------===//
+//===- TCGen05ScaledMatmulKernel.cpp - FP4 and FP8 x FP4 on sm_100a -------===//
 //
 // scaled_matmul_storage of two MXFP4 (or two NVFP4) operands as one kernel
 // of sm_100a's tensor-memory MMA,
 // `tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X` (NVFP4:
 // `kind::mxf4nvf4 ... scale_vec::4X`, E4M3 scales per 16, the global scales
-// applied in the epilogue). The tensor core reads both operands from shared
-// memory through matrix descriptors, the scale factors and the accumulator
-// from tensor memory (TMEM); nothing is decoded in registers.
+// applied in the epilogue; MXFP8 activations, E4M3 or E5M2, times an
+// MXFP4 weight: `kind::mxf8f6f4 ... scale_vec::1X`, 32 K values per MMA,
+// the weight's E2M1 codes copied into the padded shared-memory form that
+// kind reads, PTX ISA 9.7.16.10.4.4: each 16 codes packed in the first 8
+// bytes of a 16-byte unit, the other 8 padding). The tensor core reads
+// both operands from shared memory through matrix descriptors, the scale
+// factors and the accumulator from tensor memory (TMEM); nothing is
+// decoded in registers.
 //
 // Roles (swap-AB): the MMA's A is the weight, its M = 128 rows are 128
 // weight columns; B is the activations, its N = 16..128 columns are tokens.
@@ -16,24 +21,31 @@
 // owns lanes 32w..32w+31 stores 32 consecutive columns of a row of `out`
 // per token, coalesced without a transpose.
 //
-// One CTA of 128 threads per 128 weight columns x N tokens, cta_group::1:
+// One CTA of 128 threads per 128 weight columns x N tokens (N <= 128; 48
+// under mxf8f6f4, whose tiles are twice as long, so that two stages stay
+// in 48 KiB of static shared memory), cta_group::1:
 //
 //   warp 0      tcgen05.alloc of a power of two >= N + 8 columns (N f32
 //               accumulators, then 4 columns per scale atom of A and B),
-//               relinquish_alloc_permit; thread 0 initializes one mbarrier
-//               per shared-memory stage (two);
-//   per K chunk c (one scale atom's K: 4 blocks, 128 values for MXFP4, 64
-//   for NVFP4), in stage c % 2:
+//               relinquish_alloc_permit; thread 0 initializes two
+//               mbarriers per shared-memory stage (two stages): the
+//               commit's and the bulk copies';
+//   per K chunk c (one scale atom's K: 4 blocks, 128 values for MXFP4 and
+//   MXFP8, 64 for NVFP4), in stage c % 2:
 //     all       wait for the commit of chunk c - 2 (the stage's previous
-//               user), copy the chunk's weight rows (128 x 64 or 32 bytes)
-//               and token rows into the stage in the no-swizzle K-major
+//               user), copy (bulk copies, see below) the chunk's weight
+//               rows (128 x 64 or 32 bytes; under mxf8f6f4 64 bytes padded
+//               to 128) and token rows (128 bytes of FP8) into the stage
+//               in the no-swizzle K-major
 //               core-matrix layout the operand descriptors describe, and
 //               the chunk's scale codes into its two 512-byte atoms;
 //               fence.proxy.async (the MMA reads shared memory through the
 //               async proxy), barrier;
-//     thread 0  tcgen05.cp .32x128b.warpx4 of each atom, one MMA per 64 K
-//               (MXFP4: two, scale IDs 0 and 2 of the atom's column;
-//               NVFP4: one, 4X), tcgen05.commit to the stage's mbarrier;
+//     thread 0  arrive on the stage's full mbarrier and wait for the bulk
+//               copies, tcgen05.cp .32x128b.warpx4 of each atom, one MMA
+//               per 64 K (MXFP4: two, scale IDs 0 and 2 of the atom's column;
+//               NVFP4: one, 4X; mxf8f6f4: one per 32 K, four, scale IDs
+//               0-3), tcgen05.commit to the stage's mbarrier;
 //   so the threads copy chunk c + 1 while the tensor core multiplies
 //   chunk c. The chunks inside K run in a loop without K bounds checks, a
 //   partial last one is peeled after it.
@@ -41,9 +53,18 @@
 //               tokens, times the global scales, stores; warp 0
 //               tcgen05.dealloc.
 //
-// The copies are 16-byte (or, for rows not 16-byte aligned, 4-byte) loads
-// and shared stores by the threads: no TMA (cp.async.bulk.tensor needs a
-// tensor map, which the host side does not build yet), no deeper
+// The tiles' 16-byte units (one core-matrix row each) are 1-D bulk copies,
+// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`,
+// issued by the threads: each first announces its 16 bytes on the stage's
+// "full" mbarrier (`mbarrier.expect_tx`), units past the tensor are zeros
+// stored instead; after the barrier thread 0 arrives on that mbarrier and
+// waits for its phase (the copies landed) before the MMAs. Where 16-byte
+// units do not fit (rows not 16-byte aligned) the copies are 4-byte loads
+// and shared stores, and under mxf8f6f4 the weight is loaded 16 bytes at a
+// time and stored as two 8-byte halves a core matrix apart (a bulk copy
+// moves 16-byte multiples and cannot pad). No tensor maps
+// (cp.async.bulk.tensor needs one built on the host, which the runtime
+// does not do yet), no deeper
 // pipeline, no split K, no warp specialization. This is the first correct
 // kernel: the instructions, descriptors and data movement, checked without
 // the GPU by ptxas and by the host emulation at the end of this file,
@@ -53,12 +74,14 @@
 // tcgen05.mma is inline PTX: NVVM's tcgen05.mma.block_scale cannot emit
 // `.scale_vec::NX`, and its `.block32` / `.block16` forms need PTX 8.8,
 // where LLVM 22 aborts instead of diagnosing an older target.
-// `.scale_vec::2X` assembles at sm_100a's PTX 8.6; kind::mxf4nvf4 needs
-// 8.7, which the pipeline asks for on chips with tcgen05. The mbarrier
+// `.scale_vec::2X` and kind::mxf8f6f4's `.scale_vec::1X` assemble at
+// sm_100a's PTX 8.6; kind::mxf4nvf4 needs 8.7, which the pipeline asks
+// for on chips with tcgen05. The mbarrier
 // wait is inline PTX too (NVVM's op of it is lowered only by
 // convert-nvvm-to-llvm); everything else is NVVM ops.
 //
-// Operands: activations K-major (#microscale.strided), the weight
+// Operands: activations K-major (#microscale.strided; MXFP4, NVFP4, or
+// MXFP8 with an MXFP4 weight), the weight
 // #microscale.blackwell_value, #microscale.strided<major_dim = 0> or
 // #microscale.blackwell_shuffled_value (Triton's TMA boxes, copied box by
 // box); scales in any layout, the weight's #microscale.blackwell_scale
@@ -92,8 +115,9 @@ namespace desc = mlir::microscale::nvvm;
 static constexpr int64_t kThreads = 128;
 /// The MMA's M: weight columns per CTA, and TMEM lanes.
 static constexpr int64_t kRows = 128;
-/// K values per MMA for the FP4 kinds.
-static constexpr int64_t kMmaK = 64;
+/// Static shared memory a kernel may declare (48 KiB; more needs dynamic
+/// shared memory and an opt-in at launch, which the launch does not do).
+static constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// A core matrix: 8 rows of 16 bytes, 128 contiguous bytes.
 static constexpr int64_t kCoreRows = 8;
 static constexpr int64_t kCoreRowBytes = 16;
@@ -101,6 +125,10 @@ static constexpr int64_t kCoreBytes = kCoreRows * kCoreRowBytes;
 /// Tokens per CTA at most (the MMA's N; 256 would take all 512 TMEM
 /// columns, leaving one CTA per SM).
 static constexpr int64_t kMaxTokens = 128;
+/// E2M1 codes per 16-byte unit of kind::mxf8f6f4's padded shared-memory
+/// form (PTX ISA 9.7.16.10.4.4, the 4-bit packing format: 16 codes packed
+/// in 8 bytes, then 8 bytes of padding; TMA's .b4x16_p64, 5.5.1.1.1).
+static constexpr int64_t kPaddedUnitBytes = 8;
 /// The tcgen05.ld shape of the epilogue: 32 lanes x 32 bits, 8 columns.
 static constexpr int64_t kLoadColumns = 8;
 /// Shared-memory stages: the threads copy chunk c + 1 while the tensor
@@ -129,12 +157,10 @@ struct RowAddressing {
     return a;
   }
 
-  /// The largest run of bytes (16 or 4) that is contiguous and aligned
-  /// wherever a row's K bytes are cut into runs of that size.
-  int64_t unitBytes() const {
-    const int64_t run = tileBytes ? tileBytes : pitch;
-    return run % 16 == 0 ? 16 : 4;
-  }
+  /// The bytes between the starts of a row's contiguous runs (the row
+  /// pitch, or a box row): a unit of copies divides it to stay aligned
+  /// and contiguous.
+  int64_t runBytes() const { return tileBytes ? tileBytes : pitch; }
 
   Value byte(Emitter &e, Value row, Value kByte) const {
     if (!tileBytes)
@@ -152,6 +178,11 @@ struct RowAddressing {
 /// comes from here.
 struct TCGen05Geometry {
   bool nvfp4 = false;
+  /// MXFP8 activations (E4M3 or E5M2) x the MXFP4 weight:
+  /// kind::mxf8f6f4, the weight padded to one 16-byte unit per 16 codes in
+  /// shared memory, 32 K values per MMA, scale_vec::1X.
+  bool mxf8 = false;
+  bool lhsE5M2 = false;
   /// Tokens (rows of lhs), weight columns, K.
   int64_t m, n, k;
   /// Where the K-major rows (activations) and columns (weight) are.
@@ -167,6 +198,10 @@ struct TCGen05Geometry {
   TCGen05Geometry(QTensorType lhs, QTensorType rhs) {
     nvfp4 = lhs.getFormat().getReferenceFormat() ==
             ::microscale::ref::MXFormat::nvfp4();
+    lhsE5M2 = lhs.getFormat().getReferenceFormat() ==
+              ::microscale::ref::MXFormat::mxfp8E5M2();
+    mxf8 = lhsE5M2 || lhs.getFormat().getReferenceFormat() ==
+                          ::microscale::ref::MXFormat::mxfp8E4M3();
     m = lhs.getShape()[0];
     k = lhs.getShape()[1];
     n = rhs.getShape()[1];
@@ -178,7 +213,15 @@ struct TCGen05Geometry {
     rhsScaleBytes = ShapedType::getNumElements(rhs.getScaleStorageShape());
     lhsScaleShape = lhs.getScaleShape();
     rhsScaleShape = rhs.getScaleShape();
-    tokens = std::min<int64_t>(kMaxTokens, llvm::alignTo(m, 16));
+    // As many tokens as fit the static shared memory (two stages of a
+    // 128-row weight tile, the token tile and two atoms): 128 for the FP4
+    // kinds, 48 for mxf8f6f4, whose tile rows are twice as long.
+    const int64_t fixed =
+        kStages * (kRows * tileRowBytes() + 2 * desc::kScaleAtomBytes) + 64;
+    const int64_t fit =
+        (kStaticSharedBytes - fixed) / (kStages * tileRowBytes()) / 16 * 16;
+    tokens =
+        std::min<int64_t>({kMaxTokens, fit, int64_t(llvm::alignTo(m, 16))});
     // A partial last atom (K not a multiple of chunkK) reads the layout's
     // zero padding: scale code 0 times the zero codes copied past K.
     weightAtomsStored = isa<BlackwellScaleAttr>(rhs.getScaleLayout()) &&
@@ -190,15 +233,22 @@ struct TCGen05Geometry {
   int64_t kBlocks() const { return llvm::divideCeil(k, blockSize()); }
   /// One scale atom's K: 4 blocks.
   int64_t chunkK() const { return desc::kScaleAtomKBlocks * blockSize(); }
-  /// Bytes of a K-major row per chunk (two E2M1 codes per byte).
-  int64_t chunkBytes() const { return chunkK() / 2; }
-  int64_t mmasPerChunk() const { return chunkK() / kMmaK; }
+  /// Shared-memory bytes of a K-major tile row per chunk: two E2M1 codes
+  /// per byte for the FP4 kinds; one byte per K value under mxf8f6f4 (FP8
+  /// codes, and the padded E2M1 form).
+  int64_t tileRowBytes() const { return mxf8 ? chunkK() : chunkK() / 2; }
+  /// Global bytes of a K-major row per chunk: the weight's (E2M1) and the
+  /// activations' (E2M1, or FP8 under mxf8f6f4).
+  int64_t weightRowBytes() const { return chunkK() / 2; }
+  int64_t tokenRowBytes() const { return mxf8 ? chunkK() : chunkK() / 2; }
+  /// K values per MMA: 64 for the FP4 kinds, 32 for mxf8f6f4 (PTX ISA
+  /// 9.7.16.10.1, the shapes of the block-scaled kinds).
+  int64_t mmaK() const { return mxf8 ? 32 : 64; }
+  int64_t mmasPerChunk() const { return chunkK() / mmaK(); }
   bool wholeChunks() const { return k % chunkK() == 0; }
   /// The chunks inside K: the K loop runs them without K bounds checks,
   /// a partial last chunk (if any) follows it, peeled, with them.
   int64_t fullChunks() const { return k / chunkK(); }
-  /// 32-bit words per row and chunk.
-  int64_t rowWords() const { return chunkBytes() / 4; }
 
   /// The operand tiles' layout (K-major, no swizzle): core matrices of 8
   /// rows x 16 bytes, K-adjacent ones `leadingByteOffset` apart, 8-row
@@ -206,13 +256,13 @@ struct TCGen05Geometry {
   /// is contiguous.
   int64_t leadingByteOffset() const { return kCoreBytes; }
   int64_t strideByteOffset() const {
-    return kCoreBytes * (chunkBytes() / kCoreRowBytes);
+    return kCoreBytes * (tileRowBytes() / kCoreRowBytes);
   }
   /// Shared memory, per stage: A (weight) tile, B (token) tile, the atoms
   /// of A and B; chunk c uses stage c % kStages.
   int64_t aOffset() const { return 0; }
-  int64_t bOffset() const { return kRows * chunkBytes(); }
-  int64_t sfaOffset() const { return bOffset() + tokens * chunkBytes(); }
+  int64_t bOffset() const { return kRows * tileRowBytes(); }
+  int64_t sfaOffset() const { return bOffset() + tokens * tileRowBytes(); }
   int64_t sfbOffset() const { return sfaOffset() + desc::kScaleAtomBytes; }
   int64_t stageBytes() const { return sfbOffset() + desc::kScaleAtomBytes; }
   int64_t sharedBytes() const { return kStages * stageBytes(); }
@@ -232,15 +282,23 @@ struct TCGen05Geometry {
   /// The instruction descriptor of MMA `mma` of a chunk.
   uint32_t instrDescriptor(int64_t mma) const {
     desc::BlockScaledInstrDescriptor d;
-    d.kind =
-        nvfp4 ? desc::BlockScaledKind::MXF4NVF4 : desc::BlockScaledKind::MXF4;
+    d.kind = mxf8    ? desc::BlockScaledKind::MXF8F6F4
+             : nvfp4 ? desc::BlockScaledKind::MXF4NVF4
+                     : desc::BlockScaledKind::MXF4;
     d.block = nvfp4 ? desc::ScaleBlock::Block16 : desc::ScaleBlock::Block32;
     d.scaleType = nvfp4 ? desc::ScaleType::UE4M3 : desc::ScaleType::UE8M0;
+    if (mxf8) {
+      // A the weight (E2M1, padded), B the activations.
+      d.typeA = desc::OperandType::E2M1;
+      d.typeB = lhsE5M2 ? desc::OperandType::E5M2 : desc::OperandType::E4M3;
+    }
     d.m = kRows;
     d.n = tokens;
-    // 2X: the half of the atom's 32-bit column that holds this MMA's two
-    // K blocks; 4X: the whole column.
-    d.scaleIdA = d.scaleIdB = nvfp4 ? 0 : unsigned(2 * mma);
+    // 1X: the byte of the atom's 32-bit column that holds this MMA's K
+    // block; 2X: the half that holds its two; 4X: the whole column.
+    d.scaleIdA = d.scaleIdB = mxf8    ? unsigned(mma)
+                              : nvfp4 ? 0
+                                      : unsigned(2 * mma);
     std::optional<uint32_t> word = desc::encode(d);
     assert(word && "the geometry only makes valid descriptors");
     return *word;
@@ -373,8 +431,9 @@ void TensorCore::mma(OpBuilder &b, Location loc, Value d, Value aDescriptor,
   if (!onHost()) {
     std::string text = std::string("{\n.reg .pred p;\nsetp.ne.b32 p, $4, 0;\n"
                                    "tcgen05.mma.cta_group::1.kind::") +
-                       (g.nvfp4 ? "mxf4nvf4.block_scale.scale_vec::4X"
-                                : "mxf4.block_scale.scale_vec::2X") +
+                       (g.mxf8    ? "mxf8f6f4.block_scale.scale_vec::1X"
+                        : g.nvfp4 ? "mxf4nvf4.block_scale.scale_vec::4X"
+                                  : "mxf4.block_scale.scale_vec::2X") +
                        " [$0], $1, $2, $3, [$5], [$6], p;\n}";
     LLVM::InlineAsmOp::create(
         b, loc, Type(),
@@ -466,9 +525,9 @@ Value TensorCore::tmemWord(Emitter &e, Value lane, Value column) {
                                 ValueRange{lane, column});
 }
 
-/// tcgen05.mma.cta_group::1 kind::mxf4 (2X) / kind::mxf4nvf4 (4X)
-/// block_scale on the emulated memories, from what the instruction is
-/// handed (PTX ISA 9.7.16.4 and 9.7.16.10):
+/// tcgen05.mma.cta_group::1 kind::mxf4 (2X) / kind::mxf4nvf4 (4X) /
+/// kind::mxf8f6f4 (1X) block_scale on the emulated memories, from what the
+/// instruction is handed (PTX ISA 9.7.16.4 and 9.7.16.10):
 ///  * the instruction descriptor: N = bits [17, 23) x 8, M = bits [24, 29)
 ///    x 16, SFB_ID bits [4, 6), SFA_ID bits [29, 31); every other field
 ///    must be the kind's (E2M1 = 1 for A and B, K-major, no negation, the
@@ -476,12 +535,20 @@ Value TensorCore::tmemWord(Emitter &e, Value lane, Value column) {
 ///  * A(r, k) and B(c, k): byte k / 2 (the even k in the low nibble) of
 ///    row r (c) in the K-major no-swizzle layout of the descriptor,
 ///    start + (r / 8) SBO + (k / 32) LBO + 16 (r % 8) + (k / 2) % 16;
+///  * under kind::mxf8f6f4 the A and B types are read from the descriptor
+///    (bits [7, 10) and [10, 13): E4M3 0, E5M2 1, E2M1 5; any other code
+///    makes the result NaN), every operand takes one 16-byte unit per 16
+///    K values, start + (r / 8) SBO + (k / 16) LBO + 16 (r % 8), and
+///    element k % 16 of a unit is its byte k % 16 (FP8) or, for E2M1, the
+///    nibble k % 2 of its byte (k % 16) / 2: the 4-bit packing format of
+///    9.7.16.10.4.4, bytes 8-15 of the unit padding, never read;
 ///  * the scale of A's row r for K block j: byte SFA_ID + j of TMEM lane r,
 ///    column sfa + r / 32 (B's column c likewise from sfb);
 ///  * D(r, c) at TMEM lane r, column d + c, f32; enable-input-d 0
 ///    overwrites it.
 /// Each block's products are summed exactly (integers: the codes times
-/// 4), scaled, and added in K order in f32: the hardware's order and
+/// 4; under mxf8f6f4 in f64, where 32 products of an E2M1 and an FP8 value
+/// add exactly), scaled, and added in K order in f32: the hardware's order and
 /// rounding inside one MMA are not specified, which is why the test
 /// compares with a tolerance.
 void TensorCore::emulateMma(OpBuilder &b, Location loc, Value d,
@@ -496,15 +563,33 @@ void TensorCore::emulateMma(OpBuilder &b, Location loc, Value d,
       e.toIndex(e.mul(e.band(e.shr(idesc, f::kNShift), 0x3F), e.i32(8)));
   Value sfaId = e.band(e.shr(idesc, f::kScaleIdAShift), 3);
   Value sfbId = e.band(e.shr(idesc, f::kScaleIdBShift), 3);
+  // Under mxf8f6f4 the operand types are read from the descriptor too.
+  const uint32_t types =
+      g.mxf8 ? (7u << f::kTypeAShift) | (7u << f::kTypeBShift) : 0u;
   const uint32_t variable = (0x3Fu << f::kNShift) | (0x1Fu << f::kMShift) |
                             (3u << f::kScaleIdAShift) |
-                            (3u << f::kScaleIdBShift);
-  const uint32_t fixed = (1u << f::kTypeAShift) | (1u << f::kTypeBShift) |
-                         (uint32_t(g.nvfp4 ? 0 : 1) << f::kScaleTypeShift);
+                            (3u << f::kScaleIdBShift) | types;
+  const uint32_t fixed =
+      (g.mxf8 ? 0u : (1u << f::kTypeAShift) | (1u << f::kTypeBShift)) |
+      (uint32_t(g.nvfp4 ? 0 : 1) << f::kScaleTypeShift);
   Value valid = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::eq,
       arith::AndIOp::create(b, loc, idesc, e.i32(int32_t(~variable))),
       e.i32(int32_t(fixed)));
+  Value typeA = e.band(e.shr(idesc, f::kTypeAShift), 7);
+  Value typeB = e.band(e.shr(idesc, f::kTypeBShift), 7);
+  if (g.mxf8) {
+    // E4M3 (0), E5M2 (1) or E2M1 (5), the types the kernel's operands
+    // can have.
+    auto known = [&](Value type) {
+      Value isE2M1 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           type, e.i32(5));
+      Value isFp8 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          type, e.i32(2));
+      return arith::OrIOp::create(b, loc, isE2M1, isFp8).getResult();
+    };
+    valid = e.andI1(valid, e.andI1(known(typeA), known(typeB)));
+  }
   valid = e.andI1(valid, e.andI1(descriptorIsPlain(e, aDescriptor),
                                  descriptorIsPlain(e, bDescriptor)));
   Value aStart = fieldBytes(e, aDescriptor, 0);
@@ -518,7 +603,7 @@ void TensorCore::emulateMma(OpBuilder &b, Location loc, Value d,
   Value enabled = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                         enableInputD, e.i32(0));
   const int64_t blockSize = g.blockSize();
-  const int64_t blocks = kMmaK / blockSize;
+  const int64_t blocks = g.mmaK() / blockSize;
 
   auto rowLoop = scf::ForOp::create(b, loc, e.index(0), rows, e.index(1));
   OpBuilder::InsertionGuard guard(b);
@@ -544,11 +629,69 @@ void TensorCore::emulateMma(OpBuilder &b, Location loc, Value d,
     return x.band(x.shrV(loadShared(x, at), x.toI32(x.mul(x.rem(k, 2), 4))),
                   0xF);
   };
+  // kind::mxf8f6f4: element k of row `row` of an operand tile of type
+  // `type` as f32 (exact).
+  auto value = [&](Emitter &x, Value start, Value leading, Value stride,
+                   Value row, Value k, Value type) {
+    OpBuilder &xb = x.builder();
+    Location xl = x.location();
+    Value unit = x.add(x.add(start, x.mul(x.div(row, kCoreRows), stride)),
+                       x.add(x.mul(x.div(k, kCoreRowBytes), leading),
+                             x.mul(x.rem(row, kCoreRows), kCoreRowBytes)));
+    Value inUnit = x.rem(k, kCoreRowBytes);
+    Value byte = loadShared(x, x.add(unit, inUnit));
+    Value nibble = x.band(x.shrV(loadShared(x, x.add(unit, x.div(inUnit, 2))),
+                                 x.toI32(x.mul(x.rem(k, 2), 4))),
+                          0xF);
+    Value fp4 = arith::MulFOp::create(
+        xb, xl, arith::SIToFPOp::create(xb, xl, f32, e2m1TimesFour(x, nibble)),
+        arith::ConstantOp::create(xb, xl, xb.getF32FloatAttr(0.25f)));
+    Value isE5M2 =
+        arith::CmpIOp::create(xb, xl, arith::CmpIPredicate::eq, type, x.i32(1));
+    Value isE2M1 =
+        arith::CmpIOp::create(xb, xl, arith::CmpIPredicate::eq, type, x.i32(5));
+    return x.select(isE2M1, fp4,
+                    x.select(isE5M2, e5m2ToF32(x, byte), e4m3ToF32(x, byte)));
+  };
   Value scaleWordA =
       tmemWord(e, e.add(lane(sfa), r), e.add(column(sfa), e.div(r, 32)));
   Value scaleWordB =
       tmemWord(e, e.add(lane(sfb), c), e.add(column(sfb), e.div(c, 32)));
-  for (int64_t block = 0; block < blocks; ++block) {
+  for (int64_t block = 0; block < blocks && g.mxf8; ++block) {
+    // One K block of 32 per MMA: its 32 products, exact in f64, rounded
+    // once to f32.
+    Type f64 = b.getF64Type();
+    auto products = scf::ForOp::create(
+        b, loc, e.index(0), e.index(blockSize), e.index(1),
+        ValueRange{arith::ConstantOp::create(b, loc, b.getF64FloatAttr(0.0))
+                       .getResult()},
+        [&](OpBuilder &bb, Location l, Value j, ValueRange partial) {
+          Emitter x(bb, l);
+          Value k = x.add(j, block * blockSize);
+          Value a = value(x, aStart, aLeading, aStride, r, k, typeA);
+          Value bv = value(x, bStart, bLeading, bStride, c, k, typeB);
+          Value product =
+              arith::MulFOp::create(bb, l, arith::ExtFOp::create(bb, l, f64, a),
+                                    arith::ExtFOp::create(bb, l, f64, bv));
+          scf::YieldOp::create(
+              bb, l,
+              ValueRange{arith::AddFOp::create(bb, l, partial[0], product)});
+        });
+    Value blockSum =
+        arith::TruncFOp::create(b, loc, f32, products.getResult(0));
+    auto code = [&](Value word, Value id) {
+      Value byte = arith::AddIOp::create(b, loc, id, e.i32(block));
+      return e.band(e.shrV(word, arith::MulIOp::create(b, loc, byte, e.i32(8))),
+                    0xFF);
+    };
+    Value scaled = arith::MulFOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, blockSum,
+                              e8m0ToF32(e, code(scaleWordA, sfaId))),
+        e8m0ToF32(e, code(scaleWordB, sfbId)));
+    sum = arith::AddFOp::create(b, loc, sum, scaled);
+  }
+  for (int64_t block = 0; block < blocks && !g.mxf8; ++block) {
     auto products = scf::ForOp::create(
         b, loc, e.index(0), e.index(blockSize), e.index(1),
         ValueRange{e.i32(0)},
@@ -608,6 +751,15 @@ public:
         lhsScales(lhsScales), rhsWords(rhsWords), rhsScales(rhsScales),
         out(out) {}
 
+  /// On the GPU: copy the tiles' 16-byte units with `cp.async.bulk`
+  /// (global -> shared, completing on stage s's full mbarrier at
+  /// fullBarriers + 8 s) instead of loads and shared stores. `shared` is
+  /// the shared address of the copies' buffer.
+  void useBulkCopies(Value shared, Value fullBarriers) {
+    bulkShared = shared;
+    bulkBarriers = fullBarriers;
+  }
+
   /// Thread `thread`'s share of chunk `chunk`'s copies into `shared` (i32
   /// words): the weight tile of CTA column `bx` (first column n0), the
   /// token tile (first token m0), the two scale atoms. `partialK`: the
@@ -616,10 +768,14 @@ public:
                  Value m0, Value chunk, Value shared, bool partialK) {
     Emitter e(b, loc);
     Value stage = e.mul(e.rem(chunk, kStages), g.stageBytes());
+    // Under mxf8f6f4 the weight's E2M1 codes go into the padded form.
     copyTile(e, rhsWords, g.rhsRows, g.n, g.wholeColumns(), n0, kRows,
-             e.add(stage, g.aOffset()), thread, chunk, shared, partialK);
+             e.add(stage, g.aOffset()), thread, chunk, shared, partialK,
+             g.weightRowBytes(), /*codesPerByte=*/2, /*padded=*/g.mxf8);
     copyTile(e, lhsWords, g.lhsRows, g.m, g.wholeTokens(), m0, g.tokens,
-             e.add(stage, g.bOffset()), thread, chunk, shared, partialK);
+             e.add(stage, g.bOffset()), thread, chunk, shared, partialK,
+             g.tokenRowBytes(), /*codesPerByte=*/g.mxf8 ? 1 : 2,
+             /*padded=*/false);
     Value sfaWord = e.div(e.add(stage, g.sfaOffset()), 4);
     Value sfbWord = e.div(e.add(stage, g.sfbOffset()), 4);
     // Atom row `thread`: weight column n0 + thread, token m0 + thread.
@@ -751,26 +907,42 @@ private:
         b, loc, start, arith::ConstantIntOp::create(b, loc, i64, fields));
   }
 
-  /// Thread `thread`'s units of a `rows` x chunkBytes tile: K-major global
-  /// rows origin.. of `words` (where `addressing` puts them) into the
-  /// core-matrix layout at byte `tileOffset`; zero codes past the tensor.
-  /// A unit is one 16-byte core-matrix row segment where every such
-  /// segment of the tensor is 16-byte aligned and wholly inside or outside
-  /// K, else a 32-bit word (K a multiple of 16: 8 codes, all in or all
-  /// out).
+  /// Thread `thread`'s units of a `rows` x `rowBytes` (global bytes per
+  /// row and chunk) tile: K-major global rows origin.. of `words` (where
+  /// `addressing` puts them) into the core-matrix layout at byte
+  /// `tileOffset`; zero codes past the tensor. A unit is one 16-byte
+  /// core-matrix row segment where every such segment of the tensor is
+  /// 16-byte aligned and wholly inside or outside K, else a 32-bit word (K
+  /// a multiple of 16: 8 E2M1 codes, all in or all out; 4 FP8 codes).
+  /// `padded`: the E2M1 codes into kind::mxf8f6f4's padded form, each 8
+  /// global bytes (16 codes) into the first half of a 16-byte core-matrix
+  /// row segment, the other half left alone (the MMA does not read it; a
+  /// TMA .b4x16_p64 copy leaves it uninitialized too): a 16-byte unit is
+  /// loaded whole and stored as two 8-byte halves, and where 16-byte units
+  /// do not fit, 8-byte ones do before 32-bit words.
   void copyTile(Emitter &e, Value words, const RowAddressing &addressing,
                 int64_t extent, bool wholeExtent, Value origin, int64_t rows,
                 Value tileOffset, Value thread, Value chunk, Value shared,
-                bool partialK) {
+                bool partialK, int64_t rowBytes, int64_t codesPerByte,
+                bool padded) {
     OpBuilder &b = e.builder();
     Location loc = e.location();
-    const int64_t unitWords =
-        addressing.unitBytes() == 16 && g.k % 32 == 0 ? 4 : 1;
+    const int64_t kBytes = g.k / codesPerByte;
+    auto fits = [&](int64_t bytes) {
+      return addressing.runBytes() % bytes == 0 && kBytes % bytes == 0;
+    };
+    const int64_t unitWords = fits(16)                           ? 4
+                              : padded && fits(kPaddedUnitBytes) ? 2
+                                                                 : 1;
     const int64_t unitBytes = 4 * unitWords;
-    const int64_t rowUnits = g.chunkBytes() / unitBytes;
+    // A padded 16-byte unit is stored as its two 8-byte halves.
+    const int64_t pieceWords =
+        padded ? std::min<int64_t>(unitWords, kPaddedUnitBytes / 4) : unitWords;
+    const int64_t rowUnits = rowBytes / unitBytes;
     const int64_t units = rows * rowUnits;
     // The host's buffers promise no more than the element's alignment.
     const llvm::MaybeAlign align(onHost ? 4 : unitBytes);
+    const llvm::MaybeAlign pieceAlign(onHost ? 4 : 4 * pieceWords);
     auto type = VectorType::get({unitWords}, b.getI32Type());
     // Consecutive threads take consecutive units of a row: a row's bytes
     // of the chunk are one contiguous global segment.
@@ -785,26 +957,110 @@ private:
       }
       Value row = e.div(w, rowUnits);
       Value byte = e.mul(e.rem(w, rowUnits), unitBytes);
-      Value kByte = e.add(e.mul(chunk, g.chunkBytes()), byte);
+      Value kByte = e.add(e.mul(chunk, rowBytes), byte);
       Value globalRow = e.add(origin, row);
-      Value valid = e.andI1(within(e, globalRow, extent, wholeExtent),
-                            within(e, e.mul(kByte, 2), g.k, !partialK));
+      Value valid =
+          e.andI1(within(e, globalRow, extent, wholeExtent),
+                  within(e, e.mul(kByte, codesPerByte), g.k, !partialK));
       Value global = e.div(addressing.byte(e, globalRow, kByte), 4);
+      if (bulkShared && !padded && unitWords == 4) {
+        bulkCopy(e, words, global, valid, tileOffset, row, byte, chunk, shared);
+        continue;
+      }
       Value loaded = vector::LoadOp::create(
           b, loc, type, words, ValueRange{e.select(valid, global, e.index(0))},
           false, align);
       Value zero = arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(0)));
       Value value = e.select(valid, loaded, zero);
-      Value at =
-          e.add(e.add(e.add(tileOffset,
-                            e.mul(e.div(row, kCoreRows), g.strideByteOffset())),
-                      e.mul(e.div(byte, kCoreRowBytes), g.leadingByteOffset())),
-                e.add(e.mul(e.rem(row, kCoreRows), kCoreRowBytes),
-                      e.rem(byte, kCoreRowBytes)));
-      vector::StoreOp::create(b, loc, value, shared, ValueRange{e.div(at, 4)},
-                              false, align);
+      for (int64_t piece = 0; piece < unitWords; piece += pieceWords) {
+        Value part = value;
+        Value tileByte = e.add(byte, 4 * piece);
+        if (padded) {
+          if (pieceWords != unitWords)
+            part = vector::ShuffleOp::create(
+                b, loc, value, value,
+                llvm::to_vector(llvm::seq<int64_t>(piece, piece + pieceWords)));
+          tileByte =
+              e.add(e.mul(e.div(tileByte, kPaddedUnitBytes), kCoreRowBytes),
+                    e.rem(tileByte, kPaddedUnitBytes));
+        }
+        Value at = e.add(
+            e.add(e.add(tileOffset,
+                        e.mul(e.div(row, kCoreRows), g.strideByteOffset())),
+                  e.mul(e.div(tileByte, kCoreRowBytes), g.leadingByteOffset())),
+            e.add(e.mul(e.rem(row, kCoreRows), kCoreRowBytes),
+                  e.rem(tileByte, kCoreRowBytes)));
+        vector::StoreOp::create(b, loc, part, shared, ValueRange{e.div(at, 4)},
+                                false,
+                                pieceWords == unitWords ? align : pieceAlign);
+      }
     }
+  }
+
+  /// One 16-byte unit of a tile (row `row`, byte `byte` of its K bytes in
+  /// the chunk, global word `global` of `words`) by `cp.async.bulk` into
+  /// the core-matrix layout at `tileOffset`, its 16 bytes first announced
+  /// on the stage's full mbarrier (`mbarrier.expect_tx`, before the
+  /// barrier thread 0 arrives after); zeros by a shared store where the
+  /// unit is past the tensor (`valid` false).
+  void bulkCopy(Emitter &e, Value words, Value global, Value valid,
+                Value tileOffset, Value row, Value byte, Value chunk,
+                Value shared) {
+    OpBuilder &b = e.builder();
+    Location loc = e.location();
+    Value at =
+        e.add(e.add(e.add(tileOffset,
+                          e.mul(e.div(row, kCoreRows), g.strideByteOffset())),
+                    e.mul(e.div(byte, kCoreRowBytes), g.leadingByteOffset())),
+              e.add(e.mul(e.rem(row, kCoreRows), kCoreRowBytes),
+                    e.rem(byte, kCoreRowBytes)));
+    auto branch = scf::IfOp::create(b, loc, valid, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    auto type = VectorType::get({4}, b.getI32Type());
+    if (onHost) {
+      // The host's bulk copy: the same 16 bytes, from word `global` to the
+      // shared address the GPU hands the instruction (the buffer at 0).
+      Value destination =
+          e.toIndex(arith::AddIOp::create(b, loc, bulkShared, e.toI32(at)));
+      vector::StoreOp::create(b, loc,
+                              vector::LoadOp::create(b, loc, type, words,
+                                                     ValueRange{global}, false,
+                                                     llvm::MaybeAlign(4)),
+                              shared, ValueRange{e.div(destination, 4)}, false,
+                              llvm::MaybeAlign(4));
+    } else {
+      // The argument's generic address, converted to a global one in the
+      // asm (cvta.to.global) for the .global source operand.
+      Value source = arith::AddIOp::create(
+          b, loc,
+          arith::IndexCastOp::create(
+              b, loc, b.getI64Type(),
+              memref::ExtractAlignedPointerAsIndexOp::create(b, loc, words)),
+          arith::IndexCastOp::create(b, loc, b.getI64Type(), e.mul(global, 4)));
+      Value destination =
+          arith::AddIOp::create(b, loc, bulkShared, e.toI32(at));
+      Value full = arith::AddIOp::create(
+          b, loc, bulkBarriers, e.toI32(e.mul(e.rem(chunk, kStages), 8)));
+      LLVM::InlineAsmOp::create(
+          b, loc, Type(), ValueRange{destination, source, full},
+          "{\n.reg .b64 g;\ncvta.to.global.u64 g, $1;\n"
+          "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$2], 16;\n"
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+          "[$0], [g], 16, [$2];\n}",
+          "r,l,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+          ArrayAttr());
+    }
+    b.setInsertionPointToStart(&branch.getElseRegion().front());
+    vector::StoreOp::create(
+        b, loc,
+        arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(0))),
+        shared, ValueRange{e.div(at, 4)}, false,
+        llvm::MaybeAlign(onHost ? 4 : 16));
   }
 
   /// The 4 scale codes of chunk `chunk` (K blocks 4 chunk..4 chunk + 3) of
@@ -837,6 +1093,8 @@ private:
   bool onHost;
   LayoutAttrInterface lhsScaleLayout, rhsScaleLayout;
   Value lhsWords, lhsScales, rhsWords, rhsScales, out;
+  /// See useBulkCopies (null: loads and stores).
+  Value bulkShared, bulkBarriers;
 };
 } // namespace
 
@@ -851,20 +1109,16 @@ static LogicalResult checkTCGen05ScaledMatmul(ScaledMatmulStorageOp op) {
   QTensorType lhs = op.getLhsType(), rhs = op.getRhsType();
   const ref::MXFormat format = lhs.getFormat().getReferenceFormat();
   const ref::MXFormat weight = rhs.getFormat().getReferenceFormat();
-  if ((format == ref::MXFormat::mxfp8E4M3() ||
-       format == ref::MXFormat::mxfp8E5M2()) &&
-      weight == ref::MXFormat::mxfp4())
-    return op.emitOpError()
-           << "the sm_100a tcgen05 kernel does not take MXFP8 activations "
-              "yet (kind::mxf8f6f4, with the FP4 weight padded to bytes, is "
-              "not written): quantize the activations to mxfp4 "
-              "(kind::mxf4), or multiply bf16 activations with "
-              "mixed_matmul";
-  if ((format != ref::MXFormat::mxfp4() && format != ref::MXFormat::nvfp4()) ||
-      weight != format || op.getVariant())
+  const bool mxfp8 = format == ref::MXFormat::mxfp8E4M3() ||
+                     format == ref::MXFormat::mxfp8E5M2();
+  const bool fp4 =
+      (format == ref::MXFormat::mxfp4() || format == ref::MXFormat::nvfp4()) &&
+      weight == format;
+  if (!(fp4 || (mxfp8 && weight == ref::MXFormat::mxfp4())) || op.getVariant())
     return op.emitOpError()
            << "the sm_100a tcgen05 kernel multiplies mxfp4 by mxfp4 "
-              "(kind::mxf4) or nvfp4 by nvfp4 (kind::mxf4nvf4) without a "
+              "(kind::mxf4), nvfp4 by nvfp4 (kind::mxf4nvf4) or mxfp8 "
+              "activations by an mxfp4 weight (kind::mxf8f6f4) without a "
               "transcode variant; got "
            << Attribute(lhs.getFormat()) << " x " << Attribute(rhs.getFormat());
   auto shuffled = dyn_cast<BlackwellShuffledValueAttr>(rhs.getValueLayout());
@@ -956,8 +1210,9 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   TCGen05Geometry g(op.getLhsType(), op.getRhsType());
   Location loc = op.getLoc();
   KernelSignature signature;
-  signature.name = ((g.nvfp4 ? "tcgen05_scaled_matmul_mxf4nvf4_"
-                             : "tcgen05_scaled_matmul_mxf4_") +
+  signature.name = ((g.mxf8    ? "tcgen05_scaled_matmul_mxf8f6f4_"
+                     : g.nvfp4 ? "tcgen05_scaled_matmul_mxf4nvf4_"
+                               : "tcgen05_scaled_matmul_mxf4_") +
                     Twine(index))
                        .str();
   signature.arguments = kernelArguments(op, g);
@@ -972,7 +1227,7 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   Value shared = addSharedBuffer(
       function, getSharedMemRefType({g.sharedBytes() / 4}, i32), loc, 1024);
   Value barrier = addSharedBuffer(
-      function, getSharedMemRefType({kStages}, b.getI64Type()), loc, 8);
+      function, getSharedMemRefType({2 * kStages}, b.getI64Type()), loc, 8);
   Value slot = addSharedBuffer(function, getSharedMemRefType({1}, i32), loc, 4);
   Block &entry = function.getBody().front();
   TCGen05Emitter emitter(g, op, entry.getArgument(0), entry.getArgument(1),
@@ -986,8 +1241,10 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   Value n0 = e.mul(bx, kRows), m0 = e.mul(by, g.tokens);
   Value warp0 = e.lt(thread, 32);
   Value thread0 = e.lt(thread, 1);
-  // Stage s's mbarrier: 8 bytes at barrier + 8 s; its phases complete
-  // with the commits of chunks s, s + kStages, ...
+  // Stage s's mbarriers: the commit's at barrier + 8 s, whose phases
+  // complete with the commits of chunks s, s + kStages, ...; the bulk
+  // copies' ("full") at barrier + 8 (kStages + s), whose phases complete
+  // when thread 0 has arrived and the copies of those chunks have landed.
   Value barrierBase =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, barrier);
   auto barrierOf = [&](Emitter &at, Value stage) {
@@ -1017,7 +1274,7 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
     NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
   });
   ifThen(b, loc, thread0, [&] {
-    for (int64_t stage = 0; stage < kStages; ++stage)
+    for (int64_t stage = 0; stage < 2 * kStages; ++stage)
       NVVM::MBarrierInitOp::create(b, loc, barrierPointer(e, e.index(stage)),
                                    e.i32(1), /*predicate=*/Value());
     // The commits arrive from the tensor core, outside this thread's
@@ -1034,6 +1291,7 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   Value taddr = memref::LoadOp::create(b, loc, slot, ValueRange{e.index(0)});
   Value sharedAddress =
       e.toI32(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared));
+  emitter.useBulkCopies(sharedAddress, e.toI32(barrierOf(e, e.index(kStages))));
 
   auto chunkBody = [&](OpBuilder &lb, Location ll, Value chunk, bool partialK) {
     Emitter le(lb, ll);
@@ -1054,6 +1312,20 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
                                    NVVM::SharedSpace::shared_cta));
     gpu::BarrierOp::create(lb, ll);
     ifThen(lb, ll, thread0, [&] {
+      // Every thread has announced its bulk copies' bytes (before the
+      // barrier): thread 0's arrival lets the stage's full phase complete
+      // once they have landed.
+      Emitter te(lb, ll);
+      Value stage = te.rem(chunk, kStages);
+      Value full = te.toI32(barrierOf(te, te.add(stage, kStages)));
+      LLVM::InlineAsmOp::create(
+          lb, ll, Type(), ValueRange{full},
+          "mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
+          LLVM::tailcallkind::TailCallKind::None,
+          LLVM::AsmDialectAttr::get(lb.getContext(), LLVM::AsmDialect::AD_ATT),
+          ArrayAttr());
+      waitParity(lb, ll, full, te.band(te.toI32(te.div(chunk, kStages)), 1));
       NVVM::Tcgen05FenceOp::create(lb, ll,
                                    NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
       emitter.issue(lb, ll, tc, taddr, sharedAddress, chunk,
@@ -1144,6 +1416,9 @@ bool mlir::microscale::emulateTCGen05ScaledMatmulOnHost(
   TensorCore tc(g, shared, tmem);
   TCGen05Emitter emitter(g, op, args[0], args[1], args[2], args[3], args[4],
                          /*onHost=*/true);
+  // The kernel's bulk copies, run as copies to the addresses they are
+  // handed (the shared buffer at address 0; no mbarrier on the host).
+  emitter.useBulkCopies(e.i32(0), e.i32(0));
   auto loop = [&](int64_t count) {
     auto forOp =
         scf::ForOp::create(b, loc, e.index(0), e.index(count), e.index(1));

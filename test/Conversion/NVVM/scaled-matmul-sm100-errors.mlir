@@ -2,11 +2,22 @@
 // the op, saying what to do instead.
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels=chip=sm_100a -split-input-file -verify-diagnostics
 
-// MXFP8 activations x MXFP4 weight (kind::mxf8f6f4) is not written.
-func.func @mxfp8(%av: memref<?xi8>, %as: memref<?xi8>, %g: f32, %wv: memref<?xi8>, %ws: memref<?xi8>, %o: memref<?xf32>) {
-  // expected-error @+1 {{the sm_100a tcgen05 kernel does not take MXFP8 activations yet (kind::mxf8f6f4, with the FP4 weight padded to bytes, is not written): quantize the activations to mxfp4 (kind::mxf4), or multiply bf16 activations with mixed_matmul}}
+// MXFP4 activations x an MXFP8 weight: kind::mxf8f6f4 is written for MXFP8
+// activations x an MXFP4 weight only.
+func.func @mxfp8_weight(%av: memref<?xi8>, %as: memref<?xi8>, %g: f32, %wv: memref<?xi8>, %ws: memref<?xi8>, %o: memref<?xf32>) {
+  // expected-error @+1 {{the sm_100a tcgen05 kernel multiplies mxfp4 by mxfp4 (kind::mxf4), nvfp4 by nvfp4 (kind::mxf4nvf4) or mxfp8 activations by an mxfp4 weight (kind::mxf8f6f4) without a transcode variant; got #microscale.format<mxfp4> x #microscale.format<mxfp8_e4m3>}}
   microscale.scaled_matmul_storage(%av, %as, %g) times (%wv, %ws, %g) into %o
-      : !microscale.qtensor<8x64, mxfp8_e4m3, axis = 1>, !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.blackwell_value>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+      : !microscale.qtensor<8x64, mxfp4, axis = 1>, !microscale.qtensor<64x16, mxfp8_e4m3, axis = 0, values = #microscale.strided<major_dim = 0>>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xf32>
+  return
+}
+
+// -----
+
+// MXFP8 x MXFP8: not one of the kernel's pairs either.
+func.func @mxfp8_mxfp8(%av: memref<?xi8>, %as: memref<?xi8>, %g: f32, %wv: memref<?xi8>, %ws: memref<?xi8>, %o: memref<?xf32>) {
+  // expected-error @+1 {{got #microscale.format<mxfp8_e5m2> x #microscale.format<mxfp8_e5m2>}}
+  microscale.scaled_matmul_storage(%av, %as, %g) times (%wv, %ws, %g) into %o
+      : !microscale.qtensor<8x64, mxfp8_e5m2, axis = 1>, !microscale.qtensor<64x16, mxfp8_e5m2, axis = 0, values = #microscale.strided<major_dim = 0>>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xf32>
   return
 }
 
@@ -14,7 +25,7 @@ func.func @mxfp8(%av: memref<?xi8>, %as: memref<?xi8>, %g: f32, %wv: memref<?xi8
 
 // MXFP6: no kind of the kernel multiplies it.
 func.func @mxfp6(%av: memref<?xi8>, %as: memref<?xi8>, %g: f32, %wv: memref<?xi8>, %ws: memref<?xi8>, %o: memref<?xf32>) {
-  // expected-error @+1 {{the sm_100a tcgen05 kernel multiplies mxfp4 by mxfp4 (kind::mxf4) or nvfp4 by nvfp4 (kind::mxf4nvf4) without a transcode variant; got #microscale.format<mxfp6_e2m3> x #microscale.format<mxfp4>}}
+  // expected-error @+1 {{the sm_100a tcgen05 kernel multiplies mxfp4 by mxfp4 (kind::mxf4), nvfp4 by nvfp4 (kind::mxf4nvf4) or mxfp8 activations by an mxfp4 weight (kind::mxf8f6f4) without a transcode variant; got #microscale.format<mxfp6_e2m3> x #microscale.format<mxfp4>}}
   microscale.scaled_matmul_storage(%av, %as, %g) times (%wv, %ws, %g) into %o
       : !microscale.qtensor<8x64, mxfp6_e2m3, axis = 1>, !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xf32>
   return

@@ -58,26 +58,35 @@ func.func @prefill(%av: memref<?xi8>, %as: memref<?xi8>, %ag: f32, %wv: memref<?
 }
 
 // The decode kernel: two stages of tiles (2 x 10 KiB: 128 x 64 + 16 x 64
-// bytes and two atoms each), an mbarrier per stage, the TMEM slot; warp 0
-// allocates 32 columns (16 accumulators + 8 scale columns, a power of two
-// >= 32).
-// IR: gpu.func @tcgen05_scaled_matmul_mxf4_0(%{{.*}}: memref<360xi32> {{.*}}, %{{.*}}: memref<90xi8> {{.*}}, %{{.*}}: memref<2211840xi32> {{.*}}, %{{.*}}: memref<138240xi32> {{.*}}, %{{.*}}: memref<5760xbf16> {{.*}}, %{{.*}}: f32) workgroup(%{{.*}} : memref<5120xi32, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<2xi64, #gpu.address_space<workgroup>> {llvm.align = 8 : i64}, %{{.*}} : memref<1xi32, #gpu.address_space<workgroup>> {llvm.align = 4 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// bytes and two atoms each), two mbarriers per stage (the commit's, the
+// bulk copies'), the TMEM slot; warp 0 allocates 32 columns (16
+// accumulators + 8 scale columns, a power of two >= 32).
+// IR: gpu.func @tcgen05_scaled_matmul_mxf4_0(%{{.*}}: memref<360xi32> {{.*}}, %{{.*}}: memref<90xi8> {{.*}}, %{{.*}}: memref<2211840xi32> {{.*}}, %{{.*}}: memref<138240xi32> {{.*}}, %{{.*}}: memref<5760xbf16> {{.*}}, %{{.*}}: f32) workgroup(%{{.*}} : memref<5120xi32, #gpu.address_space<workgroup>> {llvm.align = 1024 : i64}, %{{.*}} : memref<4xi64, #gpu.address_space<workgroup>> {llvm.align = 8 : i64}, %{{.*}} : memref<1xi32, #gpu.address_space<workgroup>> {llvm.align = 4 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // IR: nvvm.tcgen05.alloc %{{.*}}, %c32_i32 : !llvm.ptr<3>, i32
 // IR: nvvm.tcgen05.relinquish_alloc_permit
-// IR-COUNT-2: nvvm.mbarrier.init
+// IR-COUNT-4: nvvm.mbarrier.init
 // IR: nvvm.fence.mbarrier.init
 // IR: nvvm.tcgen05.fence <before>
 // IR: gpu.barrier
 // IR: nvvm.tcgen05.fence <after>
 // 22 chunks of one scale atom (128 K values) without K bounds checks, two
 // MMAs each, then the last half atom, peeled. Each chunk first waits for
-// the commit of the chunk that used its stage before.
+// the commit of the chunk that used its stage before. The 16-byte units of
+// the tiles are 1-D bulk copies (cp.async.bulk, their bytes announced on
+// the stage's full mbarrier first), zeros stored where a unit is past the
+// tensor (the 15 padding token rows); thread 0 arrives on the full
+// mbarrier after the barrier and waits for its phase before the MMAs.
 // IR: scf.for %{{.*}} = %{{.*}} to %c22 step
 // IR: scf.if
 // IR: mbarrier.try_wait.parity
+// IR: llvm.inline_asm has_side_effects {{.*}}"{\0A.reg .b64 g;\0Acvta.to.global.u64 g, $1;\0Ambarrier.expect_tx.relaxed.cta.shared::cta.b64 [$2], 16;\0Acp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [g], 16, [$2];\0A}", "r,l,r"
+// IR: } else {
 // IR: vector.store {{.*}} {alignment = 16 : i64} : memref<5120xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // IR: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // IR: gpu.barrier
+// IR: "mbarrier.arrive.shared::cta.b64 _, [$0];"
+// IR: mbarrier.try_wait.parity
+// IR: nvvm.tcgen05.fence <after>
 // IR: nvvm.tcgen05.cp %{{.*}}, %{{.*}} {multicast = #nvvm.tcgen05_cp_multicast<warpx4>, shape = #nvvm.tcgen05_cp_shape<shape_32x128b>}
 // IR: nvvm.tcgen05.cp
 // IR: llvm.inline_asm has_side_effects {{.*}}"{\0A.reg .pred p;\0Asetp.ne.b32 p, $4, 0;\0Atcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X [$0], $1, $2, $3, [$5], [$6], p;\0A}", "r,l,l,r,r,r,r"
@@ -115,11 +124,15 @@ func.func @prefill(%av: memref<?xi8>, %as: memref<?xi8>, %ag: f32, %wv: memref<?
 // PTX-LABEL: .entry tcgen05_scaled_matmul_mxf4_0(
 // PTX: tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [{{.*}}], {{%r[0-9]+}};
 // PTX: tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
-// PTX: mbarrier.init.shared.b64
-// PTX: mbarrier.init.shared.b64
+// PTX-COUNT-4: mbarrier.init.shared.b64
 // PTX: fence.mbarrier_init.release.cluster;
 // PTX: fence.proxy.async.shared::cta;
 // PTX: bar.sync 0;
+// PTX: cvta.to.global.u64 g, {{%rd[0-9]+}};
+// PTX-NEXT: mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [[[FULL:%r[0-9]+]]], 16;
+// PTX-NEXT: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{{%r[0-9]+}}], [g], 16, [[[FULL]]];
+// PTX: mbarrier.arrive.shared::cta.b64 _, [{{%r[0-9]+}}];
+// PTX: mbarrier.try_wait.parity.shared::cta.b64
 // PTX: tcgen05.cp.cta_group::1.32x128b.warpx4 [{{%r[0-9]+}}], {{%rd[0-9]+}};
 // PTX: tcgen05.cp.cta_group::1.32x128b.warpx4 [{{%r[0-9]+}}], {{%rd[0-9]+}};
 // The instruction descriptors (scale IDs 0 and 2; E2M1 A and B; N = 16;

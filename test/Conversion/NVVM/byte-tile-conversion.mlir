@@ -48,12 +48,12 @@ func.func @to_hopper_scale(%src: memref<57600xi8>, %dst: memref<92160xi8>) {
 // -----
 
 // A transpose of Qwen3's scales ([E, 24, 2048]): K-contiguous to
-// N-contiguous: tiles of 256 columns x 24 rows (6 KiB), 8 per batch, every
+// N-contiguous: tiles of 512 columns x 24 rows (12 KiB), 4 per batch, every
 // tile full.
 !k = !microscale.qtensor<3x768x2048, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -2>>
 !n = !microscale.qtensor<3x768x2048, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -1>>
 // CHECK-LABEL: func.func @transpose
-// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_0 blocks in (%c24, %c1, %c1) threads in (%c256, %c1, %c1)
+// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_0 blocks in (%c12, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK: gpu.func @convert_storage_0(
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier

@@ -103,7 +103,7 @@ struct ByteTilePlan {
 /// Limits of the plan: the shared memory a tile may take, and the tile's
 /// size below which a larger group is preferred.
 inline constexpr int64_t kByteTileMaxSharedBytes = 40 * 1024;
-inline constexpr int64_t kByteTileMinBytes = 4 * 1024;
+inline constexpr int64_t kByteTileMinBytes = 8 * 1024;
 /// Plans with more gather patterns than this are not taken: their pattern
 /// table would no longer stay in the cache.
 inline constexpr int64_t kByteTileMaxPatterns = 1024;

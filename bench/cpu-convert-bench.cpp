@@ -3,10 +3,14 @@
 // Times each generated CPU conversion of a [16, 4096, 4096] FP4 weight
 // (128 MiB canonical) against a plain memcpy of the same bytes in the same
 // process, and reports the compile time. Not a test: run it by hand,
-//   build/bin/cpu-convert-bench [--shape 16x4096x4096] [--reps 3]
+//   build/bin/cpu-convert-bench [--shape 16,4096,4096] [--reps 3]
+// (--plan prints each conversion's block-route plan instead: block shape,
+// runs, gaps, edge blocks.)
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Runtime/CPU/CompiledConversion.h"
+#include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
+#include "microscale/Reference/Layout.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/MLIRContext.h"
@@ -19,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <sys/mman.h>
 #include <thread>
 
 using namespace mlir;
@@ -36,6 +41,45 @@ static cl::list<std::string>
     onlyOption("only", cl::CommaSeparated,
                cl::desc("Run only the conversions whose name contains one of "
                         "these strings"));
+
+static cl::opt<bool> hugePagesOption(
+    "huge-pages", cl::init(false),
+    cl::desc("Back the buffers with transparent huge pages (madvise), to "
+             "see what the TLB costs"));
+static cl::opt<bool> planOption(
+    "plan", cl::init(false),
+    cl::desc("Print each conversion's block-route plan (no timing)"));
+
+/// One line per plan property, for finding what limits a conversion.
+static void printPlan(const BlockConversionPlan &p) {
+  llvm::outs() << "  block " << p.blockRows << "x" << p.blockCols << " ("
+               << p.getBlockBytes() << " B), bands " << p.numBands << " ("
+               << p.bandsPerBatch << "/batch) x " << p.blocksPerBand
+               << " blocks, innerAlongCols " << p.innerAlongCols
+               << ", loads " << p.loads.size() << " x "
+               << p.loads[0].offsets.size() << " runs of "
+               << p.loads[0].runBytes << " B, stores " << p.stores.size()
+               << " x " << p.stores[0].offsets.size() << " runs of "
+               << p.stores[0].runBytes << " B, steps " << p.steps.size()
+               << ", streaming " << p.streamingAlignment << "\n";
+  llvm::outs() << "  strides src " << p.sourceBatchStride << "/"
+               << p.sourceBandStride << "/" << p.sourceInnerStride << " dst "
+               << p.destBatchStride << "/" << p.destBandStride << "/"
+               << p.destInnerStride << "; span " << p.spanBytes << " band "
+               << p.bandBytes << " tail " << p.batchTailBytes << "\n";
+  int64_t elementGap = 0, padGap = 0, elementTail = 0, padTail = 0;
+  for (auto [gap, el] : llvm::zip(p.spanGaps, p.spanGapHoldsElements))
+    (el ? elementGap : padGap) += gap.second;
+  for (auto [run, el] : llvm::zip(p.batchTailRuns, p.batchTailRunHoldsElements))
+    (el ? elementTail : padTail) += run.second;
+  llvm::outs() << "  gaps " << p.spanGaps.size() << " per span: elements "
+               << elementGap << " B, padding " << padGap
+               << " B; tail runs " << p.batchTailRuns.size() << ": elements "
+               << elementTail << " B, padding " << padTail << " B; edge blocks:"
+               << (p.innerEdge ? " inner" : "") << (p.bandEdge ? " band" : "")
+               << (p.cornerEdge ? " corner" : "")
+               << (p.hasEdgeBlocks() ? "" : " none") << "\n";
+}
 
 template <typename Fn> static double bestSeconds(int reps, Fn fn) {
   double best = 1e30;
@@ -136,9 +180,16 @@ int main(int argc, char **argv) {
   // Page-aligned buffers, as a framework's allocator gives them (the
   // streaming stores of the block route need aligned destinations).
   struct Buffer {
-    explicit Buffer(size_t bytes)
-        : storage(static_cast<uint8_t *>(std::aligned_alloc(4096, bytes))),
-          bytes(bytes) {}
+    explicit Buffer(size_t bytes) : bytes(bytes) {
+      const size_t huge = size_t(2) << 20;
+      if (!hugePagesOption) {
+        storage = static_cast<uint8_t *>(std::aligned_alloc(4096, bytes));
+        return;
+      }
+      storage = static_cast<uint8_t *>(
+          std::aligned_alloc(huge, (bytes + huge - 1) / huge * huge));
+      madvise(storage, (bytes + huge - 1) / huge * huge, MADV_HUGEPAGE);
+    }
     ~Buffer() { std::free(storage); }
     uint8_t *data() { return storage; }
     uint8_t *begin() { return storage; }
@@ -187,6 +238,22 @@ int main(int argc, char **argv) {
           return llvm::StringRef(c.name).contains(s);
         }))
       continue;
+    if (planOption) {
+      bool values = c.part == StoragePart::values;
+      auto from = values ? c.from.buildValueReference()
+                         : c.from.buildScaleReference();
+      auto to = values ? c.to.buildValueReference() : c.to.buildScaleReference();
+      llvm::outs() << c.name << ":\n";
+      // As the host lowering plans it (LowerStorageConversions.cpp).
+      if (auto plan = planBlockConversion(*from, *to, /*vectorBytes=*/64,
+                                          kDefaultMinBytesWithGaps,
+                                          /*minBlockBits=*/0,
+                                          /*edgeBlocks=*/true))
+        printPlan(*plan);
+      else
+        llvm::outs() << "  no block plan\n";
+      continue;
+    }
     std::string error;
     auto start = std::chrono::steady_clock::now();
     auto conversion =

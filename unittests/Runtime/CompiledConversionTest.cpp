@@ -339,6 +339,74 @@ TEST_F(Fixture, BlockRouteOnRealShapesEveryPairOfScaleLayouts) {
                << " scale conversions on real shapes\n";
 }
 
+// Edge blocks (BlockConversionPlan::innerEdge, bandEdge, cornerEdge): where
+// the best block does not divide the tensor (gpt-oss's K = 2880 = 22.5 x
+// 128), the host runs the blocks that stick out with masked loads and
+// stores instead of writing their elements unit by unit. Shapes with the
+// same structure (K = 2.5 x 128, N no multiple of 128 either), the
+// conversions of a K-major checkpoint to and from each layout and the
+// transposes, over a poisoned destination with a guard past its end
+// (padding must be written, nothing past the end), whole and in uneven
+// unit ranges. Each kind of edge block must be taken by some of them.
+TEST_F(Fixture, BlockRouteEdgeBlocksOnNonMultipleShapes) {
+  unsigned seed = 1300;
+  int inner = 0, band = 0, corner = 0, total = 0;
+  const char *kMajor = "#microscale.strided<major_dim = -2>";
+  // Every pair from or to the K-major form; the other pairs where they
+  // take edge blocks.
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{2, 320, 384}, {2, 320, 320}, {3, 192, 448},
+        {2, 448, 192}})
+    for (const char *a : kValueLayoutsKMajor)
+      for (const char *b : kValueLayoutsKMajor) {
+        if (a == b)
+          continue;
+        QTensorType from = type(shape, "mxfp4", 1, a, "#microscale.strided");
+        QTensorType to = type(shape, "mxfp4", 1, b, "#microscale.strided");
+        auto plan = planBlockConversion(
+            *from.buildValueReference(), *to.buildValueReference(),
+            /*vectorBytes=*/64, /*minBytesWithGaps=*/0, /*minBlockBits=*/0,
+            /*edgeBlocks=*/true);
+        const bool edges = plan && plan->hasEdgeBlocks();
+        if (!edges && StringRef(a) != kMajor && StringRef(b) != kMajor)
+          continue;
+        if (edges) {
+          inner += plan->innerEdge.has_value();
+          band += plan->bandEdge.has_value();
+          corner += plan->cornerEdge.has_value();
+          // Every element is written by a block: the gaps are padding.
+          EXPECT_FALSE(plan->gapsHoldElements)
+              << debugString(from) << " -> " << debugString(to);
+        }
+        ++total;
+        check(from, to, StoragePart::values, seed++, /*pieces=*/5,
+              lowerWithGapsAtAnySize);
+      }
+  llvm::outs() << "edge blocks: inner " << inner << ", band " << band
+               << ", corner " << corner << " of " << total
+               << " value conversions\n";
+  EXPECT_GT(inner, 0);
+  EXPECT_GT(band, 0);
+  EXPECT_GT(corner, 0);
+  // The plans that take edge blocks on the gpt-oss shape itself.
+  const char *shuffled =
+      "#microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>";
+  QTensorType k = type({32, 2880, 5760}, "mxfp4", 1, kMajor,
+                       "#microscale.strided");
+  QTensorType s = type({32, 2880, 5760}, "mxfp4", 1, shuffled,
+                       "#microscale.strided");
+  for (auto [from, to] : {std::pair{k, s}, std::pair{s, k}}) {
+    auto plan = planBlockConversion(
+        *from.buildValueReference(), *to.buildValueReference(),
+        /*vectorBytes=*/64, kDefaultMinBytesWithGaps, /*minBlockBits=*/0,
+        /*edgeBlocks=*/true);
+    ASSERT_TRUE(plan);
+    EXPECT_TRUE(plan->hasEdgeBlocks());
+    EXPECT_FALSE(plan->gapsHoldElements);
+    EXPECT_EQ(plan->blockRows, 128);
+  }
+}
+
 // Bytes take the block route too (seen as pairs of nibbles that stay
 // together): every pair of scale layouts on aligned, unpadded scale
 // tensors ([2, 256, 512] and [2, 2, 128, 256] E8M0 codes), and FP8 values.

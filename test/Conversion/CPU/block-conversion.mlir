@@ -121,3 +121,26 @@ func.func @scales(%src: memref<262144xi8>, %dst: memref<262144xi8>) {
         memref<262144xi8>, memref<262144xi8>
   return
 }
+
+// K = 2.5 x 128 (gpt-oss's 2880 = 22.5 x 128, scaled down): the shuffled
+// layout's 128-row blocks leave a half block per band, converted as an edge
+// block after the band's full blocks: a masked load (the missing rows read
+// as zeros) and a masked store (only the bytes of its elements), not the
+// per-unit loop.
+// CHECK-LABEL: func @edge_blocks
+// CHECK-SAME: (%[[SRC:.*]]: memref<131072xi8>, %[[DST:.*]]: memref<81920xi8>)
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: vector.load %[[SRC]]
+// CHECK: vector.store
+// CHECK: vector.maskedload %[[SRC]]
+// CHECK: vector.maskedstore %[[DST]]
+// CHECK-NOT: scf.parallel
+// CHECK: llvm.fence
+func.func @edge_blocks(%src: memref<131072xi8>, %dst: memref<81920xi8>) {
+  microscale.convert_storage values %src, %dst
+      : !microscale.qtensor<2x320x256, mxfp4, axis = 1, values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>>
+     -> !microscale.qtensor<2x320x256, mxfp4, axis = 1, values = #microscale.strided<major_dim = -2>>,
+        memref<131072xi8>, memref<81920xi8>
+  return
+}

@@ -29,8 +29,10 @@ planFor(const StorageConversion &conversion, int64_t vectorBytes,
   std::unique_ptr<::microscale::ref::Layout> from, to;
   if (!conversion.buildReferences(from, to))
     return std::nullopt;
-  auto plan =
-      planBlockConversion(*from, *to, vectorBytes, minBytesWithGaps);
+  // With edge blocks (emitBlockConversion runs them): no element of a shape
+  // that the block does not divide is left to the per-unit writer.
+  auto plan = planBlockConversion(*from, *to, vectorBytes, minBytesWithGaps,
+                                  /*minBlockBits=*/0, /*edgeBlocks=*/true);
   if (!plan)
     return std::nullopt;
   // Bands, spans, tails and gaps in whole store units.

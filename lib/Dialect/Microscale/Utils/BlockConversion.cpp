@@ -49,6 +49,9 @@ constexpr int64_t kPrefetchBlocks = 2;
 /// The least part of the tensor that blocks which do not divide it must
 /// cover (the rest goes through the generic per-unit code).
 constexpr double kMinCoverage = 0.9;
+/// The same with edge blocks, which take the rest with masks: their masked
+/// lanes are wasted work, no more than the blocks' own at this coverage.
+constexpr double kMinCoverageWithEdges = 0.6;
 /// Padding runs shorter than this next to elements are written with them.
 constexpr int64_t kMinPaddingRunBytes = 64;
 
@@ -461,6 +464,8 @@ routeBlock(const ref::Layout &from, const ref::Layout &to,
   if (!router.route(*dest))
     return std::nullopt;
   router.store(*dest, destBits);
+  plan.sourceRegisterBits = source->pos;
+  plan.destRegisterBits = dest->pos;
   // Word maps work on whole aligned words.
   auto wordAligned = [](ArrayRef<BlockConversionPlan::Access> accesses) {
     return llvm::all_of(accesses, [](const BlockConversionPlan::Access &a) {
@@ -496,9 +501,19 @@ struct Banding {
 bool verifyBands(const ref::Layout &from, const ref::Layout &to,
                  const Tensor &t, BlockShape block,
                  const BlockAddressBits &sourceBits, const BlockAddressBits &destBits,
-                 const Banding &banding, BlockConversionPlan &plan) {
+                 const Banding &banding, BlockConversionPlan &plan,
+                 bool edges) {
   const int64_t perBatch =
       banding.innerAlongCols ? banding.blocksDown : banding.blocksAcross;
+  // Edge blocks (BlockConversionPlan::innerEdge, bandEdge): the blocks that
+  // stick out of the tensor where the block does not divide it.
+  const bool rowEdge = edges && t.rows % block.rows() != 0;
+  const bool colEdge = edges && t.cols % block.cols() != 0;
+  const bool innerCut = banding.innerAlongCols ? colEdge : rowEdge;
+  const bool bandCut = banding.innerAlongCols ? rowEdge : colEdge;
+  plan.innerEdge.reset();
+  plan.bandEdge.reset();
+  plan.cornerEdge.reset();
   plan.numBands = t.batch * perBatch;
   plan.bandsPerBatch = perBatch;
   plan.blocksPerBand =
@@ -513,12 +528,23 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
   auto base = [&](const ref::Layout &layout, int64_t band, int64_t inner) {
     return nibbleAddress(layout, banding.origin(t, block, band, inner));
   };
+  // The block at (band `outer`, `inner`) of batch `batch`, edge blocks
+  // (outer == perBatch, inner == blocksPerBand) included.
+  auto originAt = [&](int64_t batch, int64_t outer, int64_t inner) {
+    int64_t br = banding.innerAlongCols ? outer : inner;
+    int64_t bc = banding.innerAlongCols ? inner : outer;
+    return t.index(batch, br * block.rows(), bc * block.cols());
+  };
   // Strides in nibbles: [batch, band, inner].
   auto strides = [&](const ref::Layout &layout) {
     return std::array<int64_t, 3>{
         t.batch > 1 ? base(layout, perBatch, 0) : 0,
-        perBatch > 1 ? base(layout, 1, 0) : 0,
-        plan.blocksPerBand > 1 ? base(layout, 0, 1) : 0};
+        perBatch > 1 ? base(layout, 1, 0)
+        : bandCut    ? nibbleAddress(layout, originAt(0, 1, 0))
+                     : 0,
+        plan.blocksPerBand > 1 ? base(layout, 0, 1)
+        : innerCut             ? nibbleAddress(layout, originAt(0, 0, 1))
+                               : 0};
   };
   const std::array<int64_t, 3> source = strides(from), dest = strides(to);
   auto expected = [&](const std::array<int64_t, 3> &s, int64_t band,
@@ -538,7 +564,8 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
   const int64_t batchNibbles = destNibbles / t.batch;
   if (t.batch > 1 && dest[0] != batchNibbles)
     return false;
-  const int64_t spanNibbles = perBatch > 1 ? dest[1] : batchNibbles;
+  const int64_t spanNibbles =
+      perBatch > 1 || bandCut ? dest[1] : batchNibbles;
   const int64_t tailNibbles = batchNibbles - perBatch * spanNibbles;
   if (spanNibbles < bandNibbles || tailNibbles < 0 || spanNibbles % 8 ||
       tailNibbles % 8 || spanNibbles > (int64_t(1) << 27))
@@ -600,6 +627,205 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
         return false;
       covered[a] = true;
     }
+  // Edge blocks: their elements where the plan's strides put them (every
+  // edge block of the first and last batch at its origin, last element and
+  // each index bit, some element by element), their masks, and what they
+  // write: inside the band's span (inner edge) or the batch's tail.
+  std::vector<bool> tailCovered(tailNibbles, false);
+  if (innerCut || bandCut) {
+    const int64_t rowsLeft = t.rows - banding.blocksDown * block.rows();
+    const int64_t colsLeft = t.cols - banding.blocksAcross * block.cols();
+    // Valid extent of an edge block cut on the inner or band axis (or both).
+    auto extent = [&](bool cutInner, bool cutBand) {
+      bool cutRows = banding.innerAlongCols ? cutBand : cutInner;
+      bool cutCols = banding.innerAlongCols ? cutInner : cutBand;
+      return std::make_pair(cutRows ? rowsLeft : block.rows(),
+                            cutCols ? colsLeft : block.cols());
+    };
+    auto matchesAt = [&](int64_t batch, int64_t outer, int64_t inner,
+                         int64_t e) {
+      int64_t r = e >> block.logCols, c = e & (block.cols() - 1);
+      std::vector<int64_t> index = originAt(batch, outer, inner);
+      index[index.size() - 2] += r;
+      index.back() += c;
+      return nibbleAddress(from, index) ==
+                 batch * source[0] + outer * source[1] + inner * source[2] +
+                     sourceBits.physical(spreadBits(sourceBits, e)) &&
+             nibbleAddress(to, index) ==
+                 batch * dest[0] + outer * dest[1] + inner * dest[2] +
+                     destBits.physical(spreadBits(destBits, e));
+    };
+    const int laneBits = llvm::Log2_64(plan.vectorBytes);
+    const SmallVector<int64_t> sourceAt = elementsAt(plan.sourceRegisterBits);
+    const SmallVector<int64_t> destAt = elementsAt(plan.destRegisterBits);
+    // Checks the edge blocks of one kind and marks what they write; false
+    // where they do not fit.
+    auto edgeKind = [&](bool cutInner, bool cutBand,
+                        std::optional<BlockConversionPlan::EdgeMasks> &out,
+                        ArrayRef<std::pair<int64_t, int64_t>> blocks,
+                        bool markFirstOnly) {
+      const std::pair<int64_t, int64_t> valid = extent(cutInner, cutBand);
+      const int64_t validRows = valid.first, validCols = valid.second;
+      auto present = [&](int64_t e) {
+        return (e >> block.logCols) < validRows &&
+               (e & (block.cols() - 1)) < validCols;
+      };
+      // Masks: a load lane where either nibble is an element, a store lane
+      // where both are (a lane with one is not supported).
+      BlockConversionPlan::EdgeMasks masks;
+      const int64_t w = plan.vectorBytes;
+      auto lanes = [&](ArrayRef<int64_t> at, int64_t v, bool store,
+                       SmallVector<bool> &result) {
+        bool all = true;
+        for (int64_t lane = 0; lane < w; ++lane) {
+          int64_t address = (v << (laneBits + 1)) | (lane << 1);
+          bool low = present(at[address]), high = present(at[address | 1]);
+          if (store && low != high)
+            return false;
+          result.push_back(low || high);
+          all &= low || high;
+        }
+        if (all)
+          result.clear();
+        return true;
+      };
+      for (size_t v = 0; v < plan.loads.size(); ++v)
+        if (!lanes(sourceAt, v, false, masks.loadLanes.emplace_back()))
+          return false;
+      for (size_t v = 0; v < plan.stores.size(); ++v)
+        if (!lanes(destAt, v, true, masks.storeLanes.emplace_back()))
+          return false;
+      int64_t lastPresent = ((validRows - 1) << block.logCols) | (validCols - 1);
+      for (auto [outer, inner] : blocks)
+        for (int64_t batch : {int64_t(0), t.batch - 1}) {
+          if (!matchesAt(batch, outer, inner, 0) ||
+              !matchesAt(batch, outer, inner, lastPresent))
+            return false;
+          for (int j = 0; j < block.bits(); ++j)
+            if (present(int64_t(1) << j) &&
+                !matchesAt(batch, outer, inner, int64_t(1) << j))
+              return false;
+        }
+      // The first and the last edge block of the kind, element by element.
+      for (auto [outer, inner] : {blocks.front(), blocks.back()})
+        for (int64_t e = 0; e < blockNibbles; ++e)
+          if (present(e) && !matchesAt(t.batch - 1, outer, inner, e))
+            return false;
+      // What they write (the bytes of their elements, each once).
+      for (auto [outer, inner] :
+           blocks.take_front(markFirstOnly ? 1 : blocks.size()))
+        for (int64_t e = 0; e < blockNibbles; ++e) {
+          if (!present(e))
+            continue;
+          int64_t a = outer * dest[1] + inner * dest[2] +
+                      destBits.physical(spreadBits(destBits, e));
+          if (outer < perBatch) {
+            a -= outer * spanNibbles;
+            if (a < 0 || a >= spanNibbles || covered[a])
+              return false;
+            covered[a] = true;
+          } else {
+            a -= perBatch * spanNibbles;
+            if (a < 0 || a >= tailNibbles || tailCovered[a])
+              return false;
+            tailCovered[a] = true;
+          }
+        }
+      out = std::move(masks);
+      return true;
+    };
+    if (innerCut) {
+      // The same for every band: the first band's is marked, all are
+      // checked.
+      std::vector<std::pair<int64_t, int64_t>> blocks;
+      for (int64_t outer = 0; outer < perBatch; ++outer)
+        blocks.push_back({outer, plan.blocksPerBand});
+      if (!edgeKind(true, false, plan.innerEdge, blocks,
+                    /*markFirstOnly=*/true))
+        return false;
+    }
+    if (bandCut) {
+      std::vector<std::pair<int64_t, int64_t>> blocks;
+      for (int64_t inner = 0; inner < plan.blocksPerBand; ++inner)
+        blocks.push_back({perBatch, inner});
+      if (!edgeKind(false, true, plan.bandEdge, blocks,
+                    /*markFirstOnly=*/false))
+        return false;
+      if (innerCut &&
+          !edgeKind(true, true, plan.cornerEdge,
+                    {{perBatch, plan.blocksPerBand}},
+                    /*markFirstOnly=*/false))
+        return false;
+    }
+    // Store lanes of missing elements only, that land on the destination's
+    // padding (bytes nothing else writes: every element is written by the
+    // blocks) and hold zeros (their source bytes were not loaded), are
+    // stored too: the masked loads' zeros are the padding, and the edge
+    // blocks' runs stay whole where the padding completes them.
+    auto padLanes = [&](bool cutInner, bool cutBand,
+                        BlockConversionPlan::EdgeMasks &masks,
+                        ArrayRef<std::pair<int64_t, int64_t>> blocks) {
+      const std::pair<int64_t, int64_t> valid = extent(cutInner, cutBand);
+      const int64_t validRows = valid.first, validCols = valid.second;
+      auto present = [&](int64_t e) {
+        return (e >> block.logCols) < validRows &&
+               (e & (block.cols() - 1)) < validCols;
+      };
+      auto zeroSourced = [&](int64_t e) {
+        return !present(sourceAt[spreadBits(plan.sourceRegisterBits, e) ^ 1]);
+      };
+      for (auto [v, lanes] : llvm::enumerate(masks.storeLanes)) {
+        if (lanes.empty())
+          continue;
+        for (int64_t lane = 0; lane < plan.vectorBytes; ++lane) {
+          if (lanes[lane])
+            continue;
+          int64_t address = (int64_t(v) << (laneBits + 1)) | (lane << 1);
+          int64_t e0 = destAt[address], e1 = destAt[address | 1];
+          if (!zeroSourced(e0) || !zeroSourced(e1))
+            continue;
+          int64_t nibble = destBits.physical(spreadBits(destBits, e0)) & ~1;
+          SmallVector<std::pair<std::vector<bool> *, int64_t>> marks;
+          bool fits = true;
+          for (auto [outer, inner] : blocks) {
+            int64_t a = outer * dest[1] + inner * dest[2] + nibble;
+            std::vector<bool> *region = &covered;
+            int64_t size = spanNibbles;
+            if (outer < perBatch) {
+              a -= outer * spanNibbles;
+            } else {
+              a -= perBatch * spanNibbles;
+              region = &tailCovered;
+              size = tailNibbles;
+            }
+            if (a < 0 || a + 1 >= size || (*region)[a] || (*region)[a + 1]) {
+              fits = false;
+              break;
+            }
+            marks.push_back({region, a});
+          }
+          if (!fits)
+            continue;
+          for (auto [region, a] : marks)
+            (*region)[a] = (*region)[a + 1] = true;
+          lanes[lane] = true;
+        }
+        if (llvm::all_of(lanes, [](bool x) { return x; }))
+          lanes.clear();
+      }
+    };
+    if (innerCut)
+      padLanes(true, false, *plan.innerEdge, {{0, plan.blocksPerBand}});
+    if (bandCut) {
+      std::vector<std::pair<int64_t, int64_t>> blocks;
+      for (int64_t inner = 0; inner < plan.blocksPerBand; ++inner)
+        blocks.push_back({perBatch, inner});
+      padLanes(false, true, *plan.bandEdge, blocks);
+      if (innerCut)
+        padLanes(true, true, *plan.cornerEdge,
+                 {{perBatch, plan.blocksPerBand}});
+    }
+  }
   // The sampled blocks element by element, before the gaps' classification
   // below, which maps every edge element and is wasted on a plan that fails.
   for (auto [band, inner] : samples)
@@ -609,8 +835,11 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
   // Which gap bytes hold elements (those outside the blocks, on shapes that
   // are not multiples of the block), in any span of the first batch or in
   // its tail; the rest of the gaps is padding. The batches repeat it.
-  const int64_t rowsInBlocks = banding.blocksDown * block.rows();
-  const int64_t colsInBlocks = banding.blocksAcross * block.cols();
+  // (Edge blocks write the elements past the full blocks.)
+  const int64_t rowsInBlocks =
+      rowEdge ? t.rows : banding.blocksDown * block.rows();
+  const int64_t colsInBlocks =
+      colEdge ? t.cols : banding.blocksAcross * block.cols();
   std::vector<bool> spanElements(spanNibbles / 2, false),
       tailElements(tailNibbles / 2, false);
   auto markElement = [&](int64_t r, int64_t c) {
@@ -693,10 +922,18 @@ bool verifyBands(const ref::Layout &from, const ref::Layout &to,
   plan.batchTailBytes = tailNibbles / 2;
   plan.batchTailRuns.clear();
   plan.batchTailRunHoldsElements.clear();
+  // The tail: what the band edge blocks do not write.
   for (int64_t a = 0; a < plan.batchTailBytes;) {
+    if (tailCovered[2 * a] != tailCovered[2 * a + 1])
+      return false;
+    if (tailCovered[2 * a]) {
+      ++a;
+      continue;
+    }
     const bool elements = tailElements[a];
     int64_t end = a;
-    while (end < plan.batchTailBytes && tailElements[end] == elements)
+    while (end < plan.batchTailBytes && tailElements[end] == elements &&
+           !tailCovered[2 * end])
       ++end;
     plan.batchTailRuns.push_back({a, end - a});
     plan.batchTailRunHoldsElements.push_back(elements);
@@ -754,7 +991,7 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
                                       const ref::Layout &to,
                                       int64_t vectorBytes,
                                       int64_t minBytesWithGaps,
-                                      int minBlockBits) {
+                                      int minBlockBits, bool edgeBlocks) {
   if (vectorBytes != 16 && vectorBytes != 32 && vectorBytes != 64)
     return std::nullopt;
   // Bytes (scales, FP8) are routed as pairs of nibbles that stay together.
@@ -765,7 +1002,7 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
     std::unique_ptr<ref::Layout> fromNibbles = ref::makeNibbleView(from);
     std::unique_ptr<ref::Layout> toNibbles = ref::makeNibbleView(to);
     return planBlockConversion(*fromNibbles, *toNibbles, vectorBytes,
-                               minBytesWithGaps, minBlockBits);
+                               minBytesWithGaps, minBlockBits, edgeBlocks);
   }
   if (from.getElementBits() != 4 || to.getElementBits() != 4 ||
       from.getLogicalShape() != to.getLogicalShape() ||
@@ -803,9 +1040,12 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
       if (block.bits() < std::max(laneBits + 1, minBlockBits) ||
           block.bits() > kMaxBlockBits)
         continue;
-      // Elements outside the blocks are converted one by one: the blocks
-      // must cover nearly all of the tensor.
-      if (!divides(block) && coverage(block) < kMinCoverage)
+      // Elements outside the blocks are converted one by one, or by masked
+      // edge blocks: the blocks must cover nearly all of the tensor, or
+      // most of it.
+      if (!divides(block) &&
+          coverage(block) <
+              (edgeBlocks ? kMinCoverageWithEdges : kMinCoverage))
         continue;
       auto sourceBits = probe(from, t, block);
       auto destBits = sourceBits ? probe(to, t, block) : std::nullopt;
@@ -822,28 +1062,59 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
   // the other halves to a band that comes much later, by which time they
   // have left the caches, and DRAM serves each line twice. Then the fewest
   // operations, then the smallest block.
-  auto lineUse = [](const Candidate &c) {
-    return std::min<int64_t>({c.plan.loads[0].runBytes,
-                              c.plan.stores[0].runBytes, 64});
+  // (On the host, a store run counts as far as the storage's rows keep it
+  // aligned: 64-byte runs on rows 1440 bytes apart write halves of two lines
+  // on every other row, each line then read before being written, and
+  // measured slower than aligned 32-byte runs.)
+  auto storeAlignment = [&](const Candidate &c) {
+    int64_t alignment = 64;
+    auto keep = [&](int64_t x) {
+      while (alignment > 1 && x % alignment)
+        alignment /= 2;
+    };
+    if (c.destBits.pitch < (int64_t(1) << 62))
+      keep(c.destBits.pitch / 2);
+    for (const auto &access : c.plan.stores)
+      for (int64_t o : access.offsets)
+        keep(o);
+    return alignment;
+  };
+  auto lineUse = [&](const Candidate &c) {
+    return std::min<int64_t>(
+        {c.plan.loads[0].runBytes, c.plan.stores[0].runBytes,
+         edgeBlocks ? storeAlignment(c) : int64_t(64)});
   };
   llvm::stable_sort(candidates, [&](const Candidate &x, const Candidate &y) {
-    // Blocks that divide the tensor leave no elements to the generic path.
-    if (divides(x.block) != divides(y.block))
-      return divides(x.block);
-    if (!divides(x.block) && coverage(x.block) != coverage(y.block))
-      return coverage(x.block) > coverage(y.block);
+    // Blocks that divide the tensor leave no elements to the generic path
+    // (nor do the others, with edge blocks: then a block that divides only
+    // wins a tie on line use).
+    if (!edgeBlocks) {
+      if (divides(x.block) != divides(y.block))
+        return divides(x.block);
+      if (!divides(x.block) && coverage(x.block) != coverage(y.block))
+        return coverage(x.block) > coverage(y.block);
+    }
     if (lineUse(x) != lineUse(y))
       return lineUse(x) > lineUse(y);
+    if (edgeBlocks && divides(x.block) != divides(y.block))
+      return divides(x.block);
     return x.cost != y.cost ? x.cost < y.cost
                             : x.block.bits() < y.block.bits();
   });
   for (Candidate &c : candidates) {
     const int64_t down = t.rows / c.block.rows();
     const int64_t across = t.cols / c.block.cols();
-    for (bool innerAlongCols : {true, false}) {
+    // With edge blocks where asked for, then without them where they do not
+    // fit.
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      const bool innerAlongCols = attempt % 2 == 0;
+      const bool edges = attempt < 2 && edgeBlocks;
+      if (attempt >= 2 && (!edgeBlocks || divides(c.block) ||
+                           coverage(c.block) < kMinCoverage))
+        continue;
       BlockConversionPlan plan = c.plan;
       if (verifyBands(from, to, t, c.block, c.sourceBits, c.destBits,
-                      Banding{innerAlongCols, down, across}, plan)) {
+                      Banding{innerAlongCols, down, across}, plan, edges)) {
         plan.gapsHoldElements =
             llvm::is_contained(plan.batchTailRunHoldsElements, true) ||
             llvm::is_contained(plan.spanGapHoldsElements, true);
@@ -875,8 +1146,11 @@ public:
 
   /// `streaming` (an i1, or null): store with non-temporal stores when
   /// true (the plan writes each block's destination as one aligned range).
+  /// `masks`: an edge block's (regular stores then).
   void emitBlock(Value source, Value dest, Value sourceBase, Value destBase,
-                 Value streaming = Value()) {
+                 Value streaming = Value(),
+                 const BlockConversionPlan::EdgeMasks *masks = nullptr) {
+    this->masks = masks;
     // Blocks of a band usually walk across the source's rows, which the
     // hardware prefetchers (that follow runs within a page) do not foresee:
     // ask for the source lines of the block kPrefetchBlocks ahead. A
@@ -919,8 +1193,9 @@ public:
       results.push_back(v);
     }
     auto storeAll = [&](bool nontemporal) {
-      for (auto [v, access] : llvm::zip(results, plan.stores))
-        store(v, dest, destBase, access, nontemporal);
+      for (auto [i, v, access] : llvm::enumerate(results, plan.stores))
+        store(v, dest, destBase, access, nontemporal,
+              masks ? ArrayRef<bool>(masks->storeLanes[i]) : ArrayRef<bool>());
     };
     if (!streaming) {
       storeAll(false);
@@ -982,7 +1257,9 @@ private:
     if (values[value])
       return values[value];
     if (loadOf[value] >= 0) {
-      Value v = load(source, sourceBase, plan.loads[loadOf[value]]);
+      Value v = load(source, sourceBase, plan.loads[loadOf[value]],
+                     masks ? ArrayRef<bool>(masks->loadLanes[loadOf[value]])
+                           : ArrayRef<bool>());
       if (plan.sourceWordMap)
         v = mapWordBits(v, *plan.sourceWordMap);
       return values[value] = v;
@@ -1017,13 +1294,47 @@ private:
                  : base;
   }
 
+  /// The lanes (bytes) of one run that `lanes` (all when empty) keeps:
+  /// all, none, or the mask of a masked access.
+  enum class Kept { All, None, Some };
+  Kept kept(ArrayRef<bool> lanes, int64_t run, int64_t bytes,
+            Value &mask) {
+    if (lanes.empty())
+      return Kept::All;
+    ArrayRef<bool> part = lanes.slice(run * bytes, bytes);
+    if (llvm::all_of(part, [](bool x) { return x; }))
+      return Kept::All;
+    if (llvm::none_of(part, [](bool x) { return x; }))
+      return Kept::None;
+    auto type = VectorType::get({bytes}, b.getI1Type());
+    mask = arith::ConstantOp::create(b, loc, type,
+                                     DenseElementsAttr::get(type, part));
+    return Kept::Some;
+  }
+
   Value load(Value memory, Value base,
-             const BlockConversionPlan::Access &access) {
+             const BlockConversionPlan::Access &access,
+             ArrayRef<bool> lanes = {}) {
     auto pieceType = VectorType::get({access.runBytes}, b.getI8Type());
     SmallVector<Value> pieces;
-    for (int64_t o : access.offsets)
-      pieces.push_back(vector::LoadOp::create(b, loc, pieceType, memory,
-                                              ValueRange{offset(base, o)}));
+    for (auto [i, o] : llvm::enumerate(access.offsets)) {
+      Value mask;
+      switch (kept(lanes, i, access.runBytes, mask)) {
+      case Kept::All:
+        pieces.push_back(vector::LoadOp::create(b, loc, pieceType, memory,
+                                                ValueRange{offset(base, o)}));
+        break;
+      case Kept::None:
+        pieces.push_back(splat(pieceType, 0));
+        break;
+      case Kept::Some:
+        // Masked lanes are not read (no fault past the buffer) and give 0.
+        pieces.push_back(vector::MaskedLoadOp::create(
+            b, loc, pieceType, memory, ValueRange{offset(base, o)}, mask,
+            splat(pieceType, 0)));
+        break;
+      }
+    }
     // Concatenate pairwise until one vector is left.
     while (pieces.size() > 1) {
       SmallVector<Value> joined;
@@ -1040,10 +1351,34 @@ private:
   /// Non-temporal stores bypass the caches (no read for ownership of the
   /// destination lines); they need 16-byte aligned addresses.
   void store(Value v, Value memory, Value base,
-             const BlockConversionPlan::Access &access, bool nontemporal) {
+             const BlockConversionPlan::Access &access, bool nontemporal,
+             ArrayRef<bool> lanes = {}) {
     llvm::MaybeAlign align = nontemporal
                                  ? llvm::MaybeAlign(plan.streamingAlignment)
                                  : llvm::MaybeAlign();
+    if (!lanes.empty()) {
+      // An edge block's: each run whole, masked or not at all.
+      for (auto [i, o] : llvm::enumerate(access.offsets)) {
+        Value mask;
+        Kept k = kept(lanes, i, access.runBytes, mask);
+        if (k == Kept::None)
+          continue;
+        Value piece = v;
+        if (access.offsets.size() > 1)
+          piece = vector::ExtractStridedSliceOp::create(
+              b, loc, v,
+              ArrayRef<int64_t>{static_cast<int64_t>(i) * access.runBytes},
+              ArrayRef<int64_t>{access.runBytes}, ArrayRef<int64_t>{1});
+        if (k == Kept::All)
+          vector::StoreOp::create(b, loc, piece, memory,
+                                  ValueRange{offset(base, o)});
+        else
+          vector::MaskedStoreOp::create(b, loc, memory,
+                                        ValueRange{offset(base, o)}, mask,
+                                        piece);
+      }
+      return;
+    }
     if (access.offsets.size() == 1) {
       vector::StoreOp::create(b, loc, v, memory,
                               ValueRange{offset(base, access.offsets[0])},
@@ -1089,6 +1424,7 @@ private:
   const BlockConversionPlan &plan;
   VectorType byteVector, wordVector;
   Value source, sourceBase;
+  const BlockConversionPlan::EdgeMasks *masks = nullptr;
   SmallVector<Value> values;
   SmallVector<int> producer, loadOf;
 };
@@ -1156,53 +1492,55 @@ static void emitGaps(OpBuilder &b, Location loc,
       b, loc, batchStart,
       arith::MulIOp::create(b, loc, outer, constant(plan.spanBytes)));
   // Gaps of one length and kind share one body: a loop over their offsets,
-  // read from a constant vector (a span may have a gap per storage row).
-  std::map<std::pair<int64_t, bool>, SmallVector<int64_t>> offsetsByLength;
-  for (auto [gap, elements] :
-       llvm::zip(plan.spanGaps, plan.spanGapHoldsElements))
-    offsetsByLength[{gap.second, elements}].push_back(gap.first);
-  for (auto &[key, offsets] : offsetsByLength) {
-    const auto [length, elements] = key;
-    if (offsets.size() == 1) {
-      writeGap(b, loc, plan, gaps, dest,
-               arith::AddIOp::create(b, loc, spanStart, constant(offsets[0])),
-               length, elements);
-      continue;
+  // read from a constant vector (a span may have a gap per storage row, a
+  // tail one per edge block).
+  auto writeRuns = [&](Value start,
+                       ArrayRef<std::pair<int64_t, int64_t>> runs,
+                       ArrayRef<bool> holdElements) {
+    std::map<std::pair<int64_t, bool>, SmallVector<int64_t>> offsetsByLength;
+    for (auto [gap, elements] : llvm::zip(runs, holdElements))
+      offsetsByLength[{gap.second, elements}].push_back(gap.first);
+    for (auto &[key, offsets] : offsetsByLength) {
+      const auto [length, elements] = key;
+      if (offsets.size() == 1) {
+        writeGap(b, loc, plan, gaps, dest,
+                 arith::AddIOp::create(b, loc, start, constant(offsets[0])),
+                 length, elements);
+        continue;
+      }
+      auto tableType = VectorType::get({static_cast<int64_t>(offsets.size())},
+                                       b.getI64Type());
+      Value table = arith::ConstantOp::create(
+          b, loc, tableType,
+          DenseElementsAttr::get(tableType, ArrayRef<int64_t>(offsets)));
+      const int64_t length_ = length;
+      const bool elements_ = elements;
+      scf::ForOp::create(
+          b, loc, constant(0), constant(offsets.size()), constant(1),
+          ValueRange{}, [&](OpBuilder &inner, Location l, Value g, ValueRange) {
+            Value offset = arith::IndexCastOp::create(
+                inner, l, inner.getIndexType(),
+                vector::ExtractOp::create(inner, l, table, OpFoldResult(g))
+                    .getResult());
+            writeGap(inner, l, plan, gaps, dest,
+                     arith::AddIOp::create(inner, l, start, offset), length_,
+                     elements_);
+            scf::YieldOp::create(inner, l);
+          });
     }
-    auto tableType = VectorType::get({static_cast<int64_t>(offsets.size())},
-                                     b.getI64Type());
-    Value table = arith::ConstantOp::create(
-        b, loc, tableType,
-        DenseElementsAttr::get(tableType, ArrayRef<int64_t>(offsets)));
-    const int64_t length_ = length;
-    const bool elements_ = elements;
-    scf::ForOp::create(
-        b, loc, constant(0), constant(offsets.size()), constant(1),
-        ValueRange{}, [&](OpBuilder &inner, Location l, Value g, ValueRange) {
-          Value offset = arith::IndexCastOp::create(
-              inner, l, inner.getIndexType(),
-              vector::ExtractOp::create(inner, l, table, OpFoldResult(g))
-                  .getResult());
-          writeGap(inner, l, plan, gaps, dest,
-                   arith::AddIOp::create(inner, l, spanStart, offset), length_,
-                   elements_);
-          scf::YieldOp::create(inner, l);
-        });
-  }
-  if (plan.batchTailBytes == 0)
+  };
+  writeRuns(spanStart, plan.spanGaps, plan.spanGapHoldsElements);
+  if (plan.batchTailRuns.empty())
     return;
   Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, outer,
                                      constant(plan.bandsPerBatch - 1));
   auto ifLast = scf::IfOp::create(b, loc, last, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifLast.getThenRegion().front());
-  for (auto [run, elements] :
-       llvm::zip(plan.batchTailRuns, plan.batchTailRunHoldsElements))
-    writeGap(b, loc, plan, gaps, dest,
-             arith::AddIOp::create(
-                 b, loc, batchStart,
-                 constant(plan.bandsPerBatch * plan.spanBytes + run.first)),
-             run.second, elements);
+  writeRuns(arith::AddIOp::create(
+                b, loc, batchStart,
+                constant(plan.bandsPerBatch * plan.spanBytes)),
+            plan.batchTailRuns, plan.batchTailRunHoldsElements);
 }
 
 void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
@@ -1258,6 +1596,55 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
               emitter.emitBlock(source, dest, sourceBase, destBase, streaming);
               scf::YieldOp::create(bb, loc);
             });
+        // Edge blocks, masked (regular stores: they write parts of lines).
+        auto edgeBlock = [&](OpBuilder &bb, Value sourceAt, Value destAt,
+                             const BlockConversionPlan::EdgeMasks &masks) {
+          BlockEmitter emitter(bb, loc, plan);
+          emitter.target = target;
+          emitter.emitBlock(source, dest, sourceAt, destAt, Value(), &masks);
+        };
+        auto innerOffset = [&](OpBuilder &bb, Value at, int64_t stride) {
+          return arith::AddIOp::create(bb, loc, at,
+                                       constant(bb, plan.blocksPerBand * stride))
+              .getResult();
+        };
+        if (plan.innerEdge)
+          edgeBlock(b, innerOffset(b, sourceBand, plan.sourceInnerStride),
+                    innerOffset(b, destBand, plan.destInnerStride),
+                    *plan.innerEdge);
+        if (plan.bandEdge) {
+          // The batch's edge band, with its last band.
+          Value last = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, outer,
+              constant(b, plan.bandsPerBatch - 1));
+          auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&ifLast.getThenRegion().front());
+          Value sourceEdge = arith::AddIOp::create(
+              b, loc, mul(b, batch, plan.sourceBatchStride),
+              constant(b, plan.bandsPerBatch * plan.sourceBandStride));
+          Value destEdge = arith::AddIOp::create(
+              b, loc, mul(b, batch, plan.destBatchStride),
+              constant(b, plan.bandsPerBatch * plan.destBandStride));
+          scf::ForOp::create(
+              b, loc, constant(b, 0), constant(b, plan.blocksPerBand),
+              constant(b, 1), ValueRange{},
+              [&](OpBuilder &bb, Location, Value inner, ValueRange) {
+                edgeBlock(bb,
+                          arith::AddIOp::create(
+                              bb, loc, sourceEdge,
+                              mul(bb, inner, plan.sourceInnerStride)),
+                          arith::AddIOp::create(
+                              bb, loc, destEdge,
+                              mul(bb, inner, plan.destInnerStride)),
+                          *plan.bandEdge);
+                scf::YieldOp::create(bb, loc);
+              });
+          if (plan.cornerEdge)
+            edgeBlock(b, innerOffset(b, sourceEdge, plan.sourceInnerStride),
+                      innerOffset(b, destEdge, plan.destInnerStride),
+                      *plan.cornerEdge);
+        }
         if (!plan.coversDestination())
           emitGaps(b, loc, plan, *gaps, dest, batch, outer);
         scf::YieldOp::create(b, loc);

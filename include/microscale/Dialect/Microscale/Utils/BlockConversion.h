@@ -30,7 +30,10 @@
 // `units`) maps to whole bands plus generic edges. What the blocks do not
 // write (a layout's padding, and the elements outside the blocks where the
 // shape is not a multiple of the block) is the spans' gaps and each batch's
-// tail, written with the band: zeros for padding, else unit by unit.
+// tail, written with the band: zeros for padding, else unit by unit. On the
+// host, the elements outside the blocks are instead converted by edge
+// blocks: the same routing with masked loads and stores, one more block per
+// band and/or one more band per batch (`edgeBlocks`).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MICROSCALE_DIALECT_MICROSCALE_UTILS_BLOCKCONVERSION_H
@@ -120,6 +123,9 @@ struct BlockConversionPlan {
   /// Where each layout places the elements of a block (the bits of the
   /// element's index within the block, rows then columns).
   BlockAddressBits sourceAddress, destAddress;
+  /// The register states of the loads and the stores: element index bit j
+  /// at register nibble address bit pos[j] (see BlockConversion.cpp).
+  llvm::SmallVector<int> sourceRegisterBits, destRegisterBits;
 
   llvm::SmallVector<Access> loads;
   /// Word bit maps (bit b of a 32-bit word moves to bit map[b]) applied to
@@ -134,10 +140,28 @@ struct BlockConversionPlan {
   /// aligned cache lines.
   int64_t streamingAlignment = 0;
 
+  /// Edge blocks (planned with `edgeBlocks`, host only): where a block does
+  /// not divide the tensor, the blocks that stick out of it run the same
+  /// routing with masked runs: a load lane (byte) is read only where it
+  /// holds an element (zeros elsewhere), a store lane is written only where
+  /// both of its nibbles are elements. Per access, one flag per lane; an
+  /// empty list: every lane.
+  struct EdgeMasks {
+    llvm::SmallVector<llvm::SmallVector<bool>> loadLanes, storeLanes;
+  };
+  /// `innerEdge`: each band has one more block, at inner index
+  /// blocksPerBand, writing inside the band's span. `bandEdge`: each batch
+  /// has one more band (outer index bandsPerBatch, at the same strides),
+  /// run by the batch's last band and writing inside the batch's tail;
+  /// `cornerEdge` is its block at inner index blocksPerBand where both
+  /// edges are there. What they write is not in spanGaps / batchTailRuns.
+  std::optional<EdgeMasks> innerEdge, bandEdge, cornerEdge;
+
   int64_t getBlockBytes() const { return blockRows * blockCols / 2; }
-  /// Whether the blocks write every destination byte.
+  bool hasEdgeBlocks() const { return innerEdge || bandEdge; }
+  /// Whether the (full) blocks write every destination byte.
   bool coversDestination() const {
-    return spanGaps.empty() && batchTailBytes == 0;
+    return spanGaps.empty() && batchTailBytes == 0 && !hasEdgeBlocks();
   }
   /// Destination bytes of one batch.
   int64_t getBatchBytes() const {
@@ -157,13 +181,17 @@ inline constexpr int64_t kDefaultMinBytesWithGaps = int64_t(1) << 20;
 /// block routing applies. Plans that do not cover the destination are
 /// returned only for destinations of at least `minBytesWithGaps` bytes.
 /// Blocks have at least 2^minBlockBits elements (the GPU's tiles need a warp
-/// of threads), and at least two vectors' worth.
+/// of threads), and at least two vectors' worth. With `edgeBlocks` (the
+/// host's lowering: emitBlockConversion runs them), blocks that do not
+/// divide the tensor take its edges as masked edge blocks
+/// (BlockConversionPlan::innerEdge, bandEdge) instead of leaving the
+/// elements there to the per-unit writer, and rank with those that divide.
 std::optional<BlockConversionPlan>
 planBlockConversion(const ::microscale::ref::Layout &from,
                     const ::microscale::ref::Layout &to,
                     int64_t vectorBytes = 64,
                     int64_t minBytesWithGaps = kDefaultMinBytesWithGaps,
-                    int minBlockBits = 0);
+                    int minBlockBits = 0, bool edgeBlocks = false);
 
 /// A word bit map (bit i moves to bit map[i]) as one mask of source bits
 /// per distance map[i] - i: applying it costs a mask, a shift and an or per

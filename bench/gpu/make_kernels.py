@@ -278,6 +278,10 @@ def main():
     parser.add_argument("--scale-tiles", action="store_true",
                         help="the byte tile kernel on real scale shapes, "
                              "against the kernels those took before")
+    parser.add_argument("--match", default=None,
+                        help="only the cases whose 'part shape from->to' "
+                             "(e.g. 'values 32x2880x5760 hopper_value:-2:3->') "
+                             "matches this regular expression")
     parser.add_argument("--check-set", action="store_true",
                         help="the small set of the GPU checks "
                              "(run-sanitizers-on-h200.sh, stream-check)")
@@ -289,6 +293,10 @@ def main():
               real_sweep_cases() if args.real_sweep else
               scale_tile_cases() if args.scale_tiles else
               check_cases() if args.check_set else cases())
+    if args.match:
+        import re
+        chosen = [c for c in chosen if re.search(
+            args.match, "%s %s %s->%s" % (c[0], "x".join(map(str, c[1])), c[2], c[3]))]
     for index, case in enumerate(chosen):
         part, shape, src, dst, check = case[:5]
         per_thread = case[5] if len(case) > 5 else 4

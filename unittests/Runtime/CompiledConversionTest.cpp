@@ -75,6 +75,16 @@ struct Fixture : public ::testing::Test {
       c = static_cast<uint8_t>(rng() & ((1u << bits) - 1));
     std::vector<uint8_t> source(refFrom->getStorageBytes() + 1);
     refFrom->store(codes.data(), source.data());
+    // The source's padding bits set (a layout's padding is zeros as written,
+    // but a conversion must not depend on it): the bits that codes of all
+    // ones leave clear.
+    {
+      std::vector<uint8_t> ones(codes.size(), uint8_t((1u << bits) - 1));
+      std::vector<uint8_t> used(source.size(), 0);
+      refFrom->store(ones.data(), used.data());
+      for (size_t i = 0; i + 1 < source.size(); ++i)
+        source[i] |= uint8_t(~used[i]);
+    }
     // A guard past the destination's end: writes past it show, zeros too
     // (what a masked load yields).
     constexpr size_t kGuardBytes = 64 * 1024;

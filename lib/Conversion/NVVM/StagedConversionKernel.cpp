@@ -185,6 +185,15 @@ struct TilePlan {
     int sourceShift = 0, destShift = 0;
     SmallVector<std::pair<int, int>> sourceMoves, destMoves;
     bool maskStores = true;
+    /// Where the source's runs hold axis bits above run-index ones (the
+    /// Hopper image: a K bit inside a 16-byte run above K bits outside
+    /// it), a mask per run cannot cut the edge: the edge's source runs are
+    /// then loaded whole (they lie inside the source: checked) and their
+    /// missing nibbles zeroed. sourceMoves (with sourceShift 0) give the
+    /// run-index part of the axis index; per value v of the part inside
+    /// the run, the loaded words' bits of the nibbles with that part.
+    bool sourceNibbleMasks = false;
+    SmallVector<std::pair<int64_t, SmallVector<uint32_t>>> sourceWithinMasks;
   };
   std::optional<EdgeBand> edge;
 
@@ -312,9 +321,48 @@ void planEdgeBand(TilePlan &plan, const BlockConversionPlan &blocks,
     }
     return extent % (int64_t(1) << shift) == 0;
   };
+  // The source's runs loaded whole, their missing nibbles zeroed: the
+  // axis index is a run-index part plus a part inside the run.
+  auto nibbleMasks = [&]() {
+    const int runBits = plan.sourceRunBits;
+    if (runBits < 3)
+      return false; // runs of at least a word
+    edge.sourceShift = 0;
+    edge.sourceMoves.clear();
+    SmallVector<std::pair<int, int>> within; // (nibble position, axis bit)
+    for (int i = 0; i < axisBits; ++i) {
+      const int position = plan.sourceRank[elementBit(i)];
+      if (position >= runBits)
+        edge.sourceMoves.push_back({position - runBits, i});
+      else
+        within.push_back({position, i});
+    }
+    const int64_t words = (int64_t(1) << runBits) / 8;
+    std::map<int64_t, SmallVector<uint32_t>> byValue;
+    for (int64_t slot = 0; slot < (int64_t(1) << runBits); ++slot) {
+      int64_t value = 0;
+      for (auto [position, bit] : within)
+        value |= ((slot >> position) & 1) << bit;
+      SmallVector<uint32_t> &mask = byValue[value];
+      mask.resize(words, 0);
+      // The nibble's bits before the word interleave, then where the
+      // interleave puts them in the loaded word.
+      for (int i = 0; i < 4; ++i) {
+        int bit = 4 * (slot % 8) + i;
+        if (g.sourceWordMap)
+          bit = llvm::find(*g.sourceWordMap, bit) - g.sourceWordMap->begin();
+        mask[slot / 8] |= uint32_t(1) << bit;
+      }
+    }
+    edge.sourceWithinMasks.assign(byValue.begin(), byValue.end());
+    edge.sourceNibbleMasks = true;
+    return true;
+  };
+  if (!masks(plan.destRank, plan.destRunBits, edge.destShift, edge.destMoves))
+    return;
   if (!masks(plan.sourceRank, plan.sourceRunBits, edge.sourceShift,
-             edge.sourceMoves) ||
-      !masks(plan.destRank, plan.destRunBits, edge.destShift, edge.destMoves))
+             edge.sourceMoves) &&
+      !nibbleMasks())
     return;
 
   // The region the edge blocks of one batch (band axis) or of one band
@@ -358,6 +406,7 @@ void planEdgeBand(TilePlan &plan, const BlockConversionPlan &blocks,
     return bits[0] / 4;
   };
   bool storesLandOnPadding = true;
+  const int64_t sourceNibbles = 2 * from->getStorageBytes();
   std::vector<int64_t> missing; // region nibbles
   // Edge block `k` (the band's block index, or the band) of `batch`; its
   // nibbles are recorded in the region when `record`.
@@ -384,6 +433,13 @@ void planEdgeBand(TilePlan &plan, const BlockConversionPlan &blocks,
         if (source != reference(*from, batch, row, col) ||
             dest != reference(*to, batch, row, col))
           return false;
+      } else if (edge.sourceNibbleMasks &&
+                 planned(blocks.sourceAddress, blocks.sourceBatchStride,
+                         blocks.sourceBandStride, blocks.sourceInnerStride,
+                         batch, band, innerBlock, e) >= sourceNibbles) {
+        // Whole runs are loaded: the missing elements' nibbles must lie
+        // inside the source (its padding, here).
+        return false;
       }
       if (!record)
         continue;
@@ -409,6 +465,11 @@ void planEdgeBand(TilePlan &plan, const BlockConversionPlan &blocks,
   if (inner && !visit(0, g.bandsPerBatch - 1, /*record=*/false))
     return;
   if (batches > 1 && !visit(batches - 1, 0, /*record=*/false))
+    return;
+  // The last edge block reads furthest into the source.
+  if (edge.sourceNibbleMasks &&
+      !visit(batches - 1, inner ? g.bandsPerBatch - 1 : recorded - 1,
+             /*record=*/false))
     return;
   // The region's bytes and their kinds, from the planner's runs.
   std::vector<int8_t> kind(regionBytes, -1); // -1: written by no gap
@@ -952,7 +1013,8 @@ public:
                           : here;
       }
       // In the edge band, runs whose axis index reaches the extent.
-      if (t.edge && (sourceSide || plan.edge->maskStores)) {
+      if (t.edge && (sourceSide ? !plan.edge->sourceNibbleMasks
+                                : plan.edge->maskStores)) {
         const TilePlan::EdgeBand &edge = *plan.edge;
         ArrayRef<std::pair<int, int>> moves =
             sourceSide ? edge.sourceMoves : edge.destMoves;
@@ -970,6 +1032,41 @@ public:
                           : here;
       }
       return missing;
+    };
+
+    // The mask of a whole-loaded source run of the edge band (all ones in
+    // other tiles): the nibbles whose axis index, the run's part plus the
+    // part inside the run, is below the extent.
+    auto edgeNibbleMask = [&](const Tile &t, Value threadRuns,
+                              int64_t constRuns, int64_t words) -> Value {
+      const TilePlan::EdgeBand &edge = *plan.edge;
+      auto type = VectorType::get({words}, i32);
+      auto constant = [&](ArrayRef<uint32_t> bits) -> Value {
+        SmallVector<int32_t> values;
+        for (uint32_t w : bits)
+          values.push_back(static_cast<int32_t>(w));
+        return arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(type, ArrayRef(values)));
+      };
+      int64_t constAxis = 0;
+      for (auto [from, to] : edge.sourceMoves)
+        if ((constRuns >> from) & 1)
+          constAxis |= int64_t(1) << to;
+      Value axis = e.add(scatter(threadRuns, edge.sourceMoves), constAxis);
+      Value mask = constant(SmallVector<uint32_t>(words, 0));
+      for (const auto &[value, bits] : edge.sourceWithinMasks) {
+        if (value >= edge.extent)
+          continue;
+        Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           axis, e.index(edge.extent - value));
+        mask = arith::OrIOp::create(
+            b, loc, mask,
+            arith::SelectOp::create(b, loc, keep, constant(bits),
+                                    constant(SmallVector<uint32_t>(words, 0))));
+      }
+      return arith::SelectOp::create(
+          b, loc, t.edge, mask,
+          constant(SmallVector<uint32_t>(words, 0xFFFFFFFFu)));
     };
 
     // Phases 1 and 3 move the tile between memory and shared memory in
@@ -1048,6 +1145,11 @@ public:
           if (run >= 4) {
             words = vector::BitCastOp::create(
                 b, loc, VectorType::get({run / 4}, i32), load(0));
+            if (t.edge && plan.edge->sourceNibbleMasks)
+              words = arith::AndIOp::create(
+                  b, loc, words,
+                  edgeNibbleMask(t, threadRuns,
+                                 step * threads * runsPerAccess, run / 4));
           } else {
             Value word = e.i32(0);
             for (int64_t k = 0; k < 4 / run; ++k) {

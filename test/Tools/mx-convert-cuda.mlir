@@ -15,12 +15,12 @@
 // LAUNCH: convert_storage_0 32 128 0 32768 131072 131072
 // RUN: test -s %t/k.image
 
-// Scales: a staged kernel too (one block of 128 threads; blackwell_scale
-// pads nothing here), PTX text by request.
+// Scales: the byte tile kernel (one tile of 16 x 128 scales per batch, 256
+// threads; blackwell_scale pads nothing here), PTX text by request.
 // RUN: head -c 4096 /dev/urandom > %t/scales.bin
 // RUN: not mx-convert --device cuda --cuda-format isa --cuda-save-kernel %t/s --type 2x16x128xf8E8M0FNU --to '#microscale.blackwell_scale' %t/scales.bin -o %t/out.bin 2>&1 | FileCheck %s --check-prefix=NODRIVER
 // RUN: FileCheck %s --check-prefix=SCALES --input-file %t/s.launch
-// SCALES: convert_storage_0 1 128 0 4096 4096 4096
+// SCALES: convert_storage_0 2 256 0 4096 4096 4096
 // RUN: FileCheck %s --check-prefix=PTX --input-file %t/s.image
 // PTX: .entry convert_storage_0(
 

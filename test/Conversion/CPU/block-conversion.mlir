@@ -144,3 +144,24 @@ func.func @edge_blocks(%src: memref<131072xi8>, %dst: memref<81920xi8>) {
         memref<131072xi8>, memref<81920xi8>
   return
 }
+
+// A transpose onto rows 96 bytes apart (gpt-oss's 1440, scaled down): the
+// stores are 32-byte runs in 64 rows, half lines that cannot stream, so
+// each block also prefetches, for writing, the destination lines of a
+// later block (one per run: the runs stay inside aligned 32-byte chunks).
+// CHECK-LABEL: func @dest_prefetch
+// CHECK-SAME: (%[[SRC:.*]]: memref<12288xi8>, %[[DST:.*]]: memref<12288xi8>)
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.prefetch %[[SRC]]{{.*}}, read
+// CHECK-COUNT-64: memref.prefetch %[[DST]]{{.*}}, write
+// CHECK-NOT: memref.prefetch
+// CHECK: vector.store %{{.*}}, %[[DST]]{{.*}} : memref<12288xi8>, vector<32xi8>
+// CHECK-NOT: nontemporal
+func.func @dest_prefetch(%src: memref<12288xi8>, %dst: memref<12288xi8>) {
+  microscale.convert_storage values %src, %dst
+      : !microscale.qtensor<192x128, mxfp4, axis = 1>
+     -> !microscale.qtensor<192x128, mxfp4, axis = 1, values = #microscale.strided<major_dim = -2>>,
+        memref<12288xi8>, memref<12288xi8>
+  return
+}

@@ -1168,6 +1168,47 @@ public:
                                          /*localityHint=*/3,
                                          /*isDataCache=*/true);
     }
+    // Where the stores do not stream, each store that misses waits for its
+    // line to be read first (a read for ownership), and a block's stores
+    // usually go to lines in as many rows of the destination (a transpose
+    // writes 64 rows 1440 bytes apart, 32 bytes each): ask for the
+    // destination lines of the block kPrefetchBlocks ahead, for writing.
+    // Measured on 2 cores, [8, 2880, 5760] strided -> strided<-2>: 1.6x
+    // faster; plans that stream do not ask (their lines are never read).
+    if (plan.blocksPerBand > 1 && !masks && !plan.streamingAlignment) {
+      // Blocks start only as aligned as the strides keep them (32 bytes on
+      // those rows): one prefetch per run where it stays inside an aligned
+      // chunk of that size, else one per line it may touch.
+      int64_t alignment = 64;
+      for (int64_t stride : {plan.destBatchStride, plan.destBandStride,
+                             plan.destInnerStride})
+        while (alignment > 1 && stride % alignment)
+          alignment /= 2;
+      Value ahead = offset(destBase, kPrefetchBlocks * plan.destInnerStride);
+      llvm::SmallDenseSet<int64_t> asked;
+      auto prefetch = [&](int64_t at) {
+        if (asked.insert(at).second)
+          memref::PrefetchOp::create(b, loc, dest,
+                                     ValueRange{offset(ahead, at)},
+                                     /*isWrite=*/true, /*localityHint=*/3,
+                                     /*isDataCache=*/true);
+      };
+      for (const auto &access : plan.stores)
+        for (int64_t o : access.offsets) {
+          const int64_t end = o + access.runBytes;
+          if (alignment == 64) {
+            for (int64_t line = o / 64; line * 64 < end; ++line)
+              prefetch(line * 64);
+            continue;
+          }
+          prefetch(o);
+          if (o % alignment + access.runBytes > alignment) {
+            for (int64_t at = o + 64; at < end; at += 64)
+              prefetch(at);
+            prefetch(end - 1);
+          }
+        }
+    }
     this->source = source;
     this->sourceBase = sourceBase;
     values.assign(plan.numValues, Value());

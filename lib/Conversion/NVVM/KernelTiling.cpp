@@ -172,6 +172,16 @@ FailureOr<MixedMatmulOptions> mlir::microscale::getMatmulTiling(Operation *op) {
   return tiling;
 }
 
+FailureOr<ScaledMatmulTiling>
+mlir::microscale::getScaledMatmulTiling(Operation *op) {
+  ScaledMatmulTiling tiling;
+  TilingReader reader(op);
+  reader.boolean("bulk_copies", tiling.bulkCopies);
+  if (failed(reader.finish()))
+    return failure();
+  return tiling;
+}
+
 namespace {
 struct SetTilingPass
     : public mlir::microscale::impl::MicroscaleNVVMSetTilingBase<SetTilingPass> {
@@ -215,6 +225,8 @@ struct SetTilingPass
         boolean("fold_scale_bias", foldScaleBias);
         integer("block_size", blockSize);
         traversalEntry();
+      } else if (isa<ScaledMatmulStorageOp>(op)) {
+        boolean("bulk_copies", tcgen05BulkCopies);
       } else if (isa<MixedMatmulStorageOp>(op)) {
         integer("split_k", matmulSplitK);
         integer("unroll", matmulUnroll);

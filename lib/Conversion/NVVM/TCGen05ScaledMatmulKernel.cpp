@@ -53,9 +53,13 @@
 //               tokens, times the global scales, stores; warp 0
 //               tcgen05.dealloc.
 //
-// The tiles' 16-byte units (one core-matrix row each) are 1-D bulk copies,
-// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`,
-// issued by the threads: each first announces its 16 bytes on the stage's
+// The tiles' 16-byte units (one core-matrix row each) are 16-byte loads and
+// shared stores by default. With the tiling's `bulk_copies`
+// (microscale-nvvm-set-tiling{tcgen05-bulk-copies=true}) they are 1-D bulk
+// copies, `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`,
+// issued by the threads (ptxas wraps each in an elect loop: 32 per warp,
+// one lane at a time, which is why they are not the default): each first
+// announces its 16 bytes on the stage's
 // "full" mbarrier (`mbarrier.expect_tx`), units past the tensor are zeros
 // stored instead; after the barrier thread 0 arrives on that mbarrier and
 // waits for its phase (the copies landed) before the MMAs. Where 16-byte
@@ -93,6 +97,7 @@
 #include "BlockScaledSupport.h"
 #include "OutlineSupport.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
+#include "microscale/Conversion/NVVM/KernelTiling.h"
 #include "microscale/Conversion/NVVM/TCGen05Descriptors.h"
 
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
@@ -1206,7 +1211,7 @@ static void waitParity(OpBuilder &b, Location loc, Value address,
 }
 
 static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
-                          unsigned index) {
+                          unsigned index, bool bulkCopies) {
   TCGen05Geometry g(op.getLhsType(), op.getRhsType());
   Location loc = op.getLoc();
   KernelSignature signature;
@@ -1291,7 +1296,9 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   Value taddr = memref::LoadOp::create(b, loc, slot, ValueRange{e.index(0)});
   Value sharedAddress =
       e.toI32(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared));
-  emitter.useBulkCopies(sharedAddress, e.toI32(barrierOf(e, e.index(kStages))));
+  if (bulkCopies)
+    emitter.useBulkCopies(sharedAddress,
+                          e.toI32(barrierOf(e, e.index(kStages))));
 
   auto chunkBody = [&](OpBuilder &lb, Location ll, Value chunk, bool partialK) {
     Emitter le(lb, ll);
@@ -1378,7 +1385,10 @@ LogicalResult mlir::microscale::outlineTCGen05ScaledMatmul(
                                "sm_100a";
   if (failed(checkTCGen05ScaledMatmul(op)))
     return failure();
-  outlineKernel(op, kernels, index);
+  FailureOr<ScaledMatmulTiling> tiling = getScaledMatmulTiling(op);
+  if (failed(tiling))
+    return failure();
+  outlineKernel(op, kernels, index, tiling->bulkCopies);
   return success();
 }
 
@@ -1393,9 +1403,11 @@ bool mlir::microscale::emulateTCGen05ScaledMatmulOnHost(
     // applies.
     ScopedDiagnosticHandler silence(op.getContext(),
                                     [](Diagnostic &) { return success(); });
-    if (failed(checkTCGen05ScaledMatmul(op)))
+    if (failed(checkTCGen05ScaledMatmul(op)) ||
+        failed(getScaledMatmulTiling(op)))
       return false;
   }
+  const bool bulkCopies = getScaledMatmulTiling(op)->bulkCopies;
   op.getContext()
       ->loadDialect<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect,
                     vector::VectorDialect>();
@@ -1418,7 +1430,8 @@ bool mlir::microscale::emulateTCGen05ScaledMatmulOnHost(
                          /*onHost=*/true);
   // The kernel's bulk copies, run as copies to the addresses they are
   // handed (the shared buffer at address 0; no mbarrier on the host).
-  emitter.useBulkCopies(e.i32(0), e.i32(0));
+  if (bulkCopies)
+    emitter.useBulkCopies(e.i32(0), e.i32(0));
   auto loop = [&](int64_t count) {
     auto forOp =
         scf::ForOp::create(b, loc, e.index(0), e.index(count), e.index(1));

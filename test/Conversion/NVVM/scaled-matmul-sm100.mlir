@@ -6,13 +6,18 @@
 // with the weight strided K-major (partial weight tile, K a partial atom,
 // a 48-token tile), and a 4096-token prefill (128-token tiles).
 //
-// RUN: mx-opt %s --microscale-nvvm-outline-scaled-matmul=chip=sm_100a | FileCheck %s --check-prefix=IR
+// The operand tiles by cp.async.bulk (the tiling's bulk_copies), as checked
+// below; by default 16-byte loads and shared stores (DEFAULT).
+// RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{tcgen05-bulk-copies=true},microscale-nvvm-outline-scaled-matmul{chip=sm_100a})' | FileCheck %s --check-prefix=IR
+// RUN: mx-opt %s --microscale-nvvm-outline-scaled-matmul=chip=sm_100a | FileCheck %s --check-prefix=DEFAULT
+// DEFAULT-NOT: cp.async.bulk
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: mx-opt %s --microscale-gpu-to-ptx='chip=sm_100a' > %t/sm100.mlir
+// RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{tcgen05-bulk-copies=true},microscale-gpu-to-ptx{chip=sm_100a})' > %t/sm100.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t/sm100.mlir %t/sm100
 // RUN: FileCheck %s --input-file %t/sm100/microscale_kernels.ptx --check-prefix=PTX
 // RUN: %if ptxas %{ %ptxas -arch=sm_100a %t/sm100/microscale_kernels.ptx -o %t/sm100.cubin %}
 // RUN: %if ptxas %{ mx-opt %s --microscale-gpu-to-ptx='chip=sm_100a format=bin toolkit=%cuda_toolkit' | FileCheck %s --check-prefix=BIN %}
+// RUN: %if ptxas %{ mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{tcgen05-bulk-copies=true},microscale-gpu-to-ptx{chip=sm_100a format=bin toolkit=%cuda_toolkit})' | FileCheck %s --check-prefix=BIN %}
 // BIN: chip = "sm_100a", features = "+ptx87"
 // BIN-SAME: bin = "\7FELF
 

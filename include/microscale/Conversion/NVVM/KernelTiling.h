@@ -86,6 +86,19 @@ FailureOr<ConversionTiling> getConversionTiling(Operation *op);
 FailureOr<HopperDequantizeOptions> getDequantizeTiling(Operation *op);
 FailureOr<MixedMatmulOptions> getMatmulTiling(Operation *op);
 
+/// The tiling of the sm_100a tcgen05 scaled_matmul kernel.
+struct ScaledMatmulTiling {
+  /// The operand tiles' 16-byte units by `cp.async.bulk` (one per lane,
+  /// each issued through an elect loop: 32 per warp) instead of 16-byte
+  /// loads and shared stores. Off by default: the bulk copies' SASS per K
+  /// step is 1.5-1.9x the loads' (docs/blackwell.md); kept for the day a
+  /// Blackwell GPU measures both.
+  bool bulkCopies = false;
+};
+
+/// The scaled_matmul kernel's tiling on `op`, or the defaults.
+FailureOr<ScaledMatmulTiling> getScaledMatmulTiling(Operation *op);
+
 } // namespace mlir::microscale
 
 #endif

@@ -235,6 +235,10 @@ def MicroscaleNVVMSetTiling
            /*default=*/"0",
            "mixed_matmul: registers per thread (nvvm.maxnreg; 0: the "
            "backend chooses)">,
+    Option<"tcgen05BulkCopies", "tcgen05-bulk-copies", "bool",
+           /*default=*/"false",
+           "scaled_matmul on sm_100a: the operand tiles by cp.async.bulk "
+           "(one 16-byte copy per lane) instead of loads and shared stores">,
     Option<"foldScaleBias", "fold-scale-bias", "bool", /*default=*/"true",
            "Hopper dequantization: fold the 2^126 bias into the scale where "
            "the codes allow (false: the exact two-multiply path everywhere)">,

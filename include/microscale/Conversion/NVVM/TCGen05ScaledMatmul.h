@@ -1,7 +1,8 @@
 //===- TCGen05ScaledMatmul.h - scaled_matmul through tcgen05 ----*- C++ -*-===//
 //
-// The sm_100a (B200, GB200) scaled_matmul kernel: FP4 x FP4 through the
-// tensor-memory MMA `tcgen05.mma ... block_scale`, and its host emulation.
+// The sm_100a (B200, GB200) scaled_matmul kernel: MXFP4 x MXFP4, NVFP4 x
+// NVFP4 and MXFP8 activations x MXFP4 weights through the tensor-memory MMA
+// `tcgen05.mma ... block_scale`, and its host emulation.
 // `microscale-nvvm-outline-scaled-matmul` dispatches here for chips with
 // tcgen05 (BlackwellScaledMatmulKernel.cpp keeps sm_120a's mma.sync
 // kernel).
@@ -16,8 +17,10 @@
 
 namespace mlir::microscale {
 
-/// Outlines a scaled_matmul_storage of two MXFP4 (kind::mxf4) or two NVFP4
-/// (kind::mxf4nvf4) operands stored K-major into a tcgen05 kernel of
+/// Outlines a scaled_matmul_storage of two MXFP4 (kind::mxf4), two NVFP4
+/// (kind::mxf4nvf4) or MXFP8 x MXFP4 (kind::mxf8f6f4) operands stored
+/// K-major, copied as the op's tiling says (ScaledMatmulTiling: loads, or
+/// bulk copies), into a tcgen05 kernel of
 /// `kernels` and replaces it with its launch; failure (with a diagnostic
 /// naming what to do instead) for operands it does not take or a chip
 /// without tcgen05. Defined in TCGen05ScaledMatmulKernel.cpp.

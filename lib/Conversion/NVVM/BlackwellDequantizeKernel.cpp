@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Conversion/NVVM/Passes.h"
 
+#include "HostEmulation.h"
 #include "OutlineSupport.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
 
@@ -134,39 +135,6 @@ struct BlackwellDequantizeGeometry {
     nTiles = llvm::divideCeil(n, kTileN);
     tiles = batches * kTiles * nTiles;
   }
-};
-
-/// One bf16 lane times another, rounded to nearest even (mul.rn.bf16x2),
-/// and the 2-lane product, for the host emulation.
-class HostBF16 {
-public:
-  explicit HostBF16(Emitter &e) : e(e) {}
-  Value multiply(Value a, Value b) {
-    return e.bor(lane(a, b, 0), lane(a, b, 1));
-  }
-
-private:
-  Value lane(Value a, Value b, int64_t h) {
-    OpBuilder &builder = e.builder();
-    Location loc = e.location();
-    auto asF32 = [&](Value v) {
-      Value bits = e.shl(e.band(e.shr(v, 16 * h), 0xFFFF), 16);
-      return arith::BitcastOp::create(builder, loc, builder.getF32Type(),
-                                      bits);
-    };
-    // Exact in f32 (two 8-bit significands), then rounded on the bits.
-    Value product = arith::MulFOp::create(builder, loc, asF32(a), asF32(b));
-    Value bits =
-        arith::BitcastOp::create(builder, loc, builder.getI32Type(), product);
-    Value rounded = e.shr(
-        arith::AddIOp::create(builder, loc, bits,
-                              arith::AddIOp::create(builder, loc,
-                                                    e.i32(0x7FFF),
-                                                    e.band(e.shr(bits, 16), 1))),
-        16);
-    return e.shl(rounded, 16 * h);
-  }
-  Emitter &e;
 };
 
 /// Emits the native decode of two columns' words with their scale codes:
@@ -307,7 +275,6 @@ private:
       Value sub = arith::MulIOp::create(builder, loc, mantissa, e.i32(0x3800));
       return e.bor(sign, e.select(isSub, sub, normal));
     };
-    HostBF16 bf16(e);
     SmallVector<Value> pairs;
     for (int64_t b = 0; b < 4; ++b) {
       Value h = e.bor(f16OfNibble(e.band(e.shr(word, 8 * b), 0xF)),
@@ -318,8 +285,8 @@ private:
           t, arith::AndIOp::create(builder, loc, h,
                                    e.i32(static_cast<int32_t>(0x80008000))));
       if (!folded)
-        pair = bf16.multiply(pair, e.i32(0x77807780));
-      pairs.push_back(bf16.multiply(pair, scale));
+        pair = emitHostMulBF16x2(e, pair, e.i32(0x77807780));
+      pairs.push_back(emitHostMulBF16x2(e, pair, scale));
     }
     return pairs;
   }

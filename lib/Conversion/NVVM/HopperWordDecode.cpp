@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "HopperWordDecode.h"
+#include "HostEmulation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -136,27 +137,8 @@ SmallVector<Value> ScaledWordDecoder::hostDecode(bool biased, Value x,
       e.bor(e.bor(masked(e.shl(x, 1), 0x80008000),
                   masked(e.shr(x, 3), 0x01800180)),
             masked(e.shr(x, 7), 0x00400040))};
-  // One bf16 lane times another: exact in f32 (two 8-bit significands),
-  // then rounded to nearest even on the bits (as mul.rn.bf16x2 does).
-  auto laneProduct = [&](Value a, Value b, int64_t h) {
-    auto asF32 = [&](Value v) {
-      Value bits = e.shl(e.band(e.shr(v, 16 * h), 0xFFFF), 16);
-      return arith::BitcastOp::create(builder, loc, builder.getF32Type(),
-                                      bits);
-    };
-    Value product = arith::MulFOp::create(builder, loc, asF32(a), asF32(b));
-    Value bits =
-        arith::BitcastOp::create(builder, loc, builder.getI32Type(), product);
-    Value rounded = e.shr(
-        arith::AddIOp::create(
-            builder, loc, bits,
-            arith::AddIOp::create(builder, loc, e.i32(0x7FFF),
-                                  e.band(e.shr(bits, 16), 1))),
-        16);
-    return e.shl(rounded, 16 * h);
-  };
   auto multiply = [&](Value a, Value b) {
-    return e.bor(laneProduct(a, b, 0), laneProduct(a, b, 1));
+    return emitHostMulBF16x2(e, a, b);
   };
   for (int64_t slot = 0; slot < 4; ++slot) {
     if (biased)

@@ -16,6 +16,8 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Conversion/NVVM/Passes.h"
 
+#include "OutlineSupport.h"
+
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
 #include "microscale/Dialect/Microscale/Utils/ByteTileConversion.h"
@@ -273,11 +275,13 @@ private:
   TableValues values;
 };
 
-/// The plan for a whole convert_storage of 8-bit elements, or nothing.
-std::optional<ByteTilePlan> planFor(ConvertStorageOp op, int64_t threads) {
+/// The plan for a whole convert_storage of 8-bit elements (`conversion`,
+/// the op's), or nothing.
+std::optional<ByteTilePlan> planFor(ConvertStorageOp op,
+                                    const StorageConversion &conversion,
+                                    int64_t threads) {
   if (!op.getUnitRange().empty())
     return std::nullopt;
-  StorageConversion conversion(op);
   if (conversion.bits != 8)
     return std::nullopt;
   std::unique_ptr<::microscale::ref::Layout> from, to;
@@ -293,13 +297,13 @@ bool mlir::microscale::outlineByteTileConversion(ConvertStorageOp op,
                                                  int64_t threads) {
   if (threads % 32 || threads <= 0)
     return false;
-  std::optional<ByteTilePlan> plan = planFor(op, threads);
+  StorageConversion conversion(op);
+  std::optional<ByteTilePlan> plan = planFor(op, conversion, threads);
   if (!plan)
     return false;
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
   auto i8 = IntegerType::get(context, 8);
-  StorageConversion conversion(op);
   QTensorType fromType = op.getFromType();
   auto sourceType = MemRefType::get(
       {ShapedType::getNumElements(op.getPart() == StoragePart::values
@@ -336,25 +340,21 @@ bool mlir::microscale::outlineByteTileConversion(ConvertStorageOp op,
 
   builder.setInsertionPoint(op);
   Emitter host(builder, loc);
-  auto asBytes = [&](Value buffer, MemRefType type) -> Value {
-    if (buffer.getType() == type)
-      return buffer;
-    return memref::CastOp::create(builder, loc, type, buffer);
-  };
   Value one = host.index(1);
   gpu::LaunchFuncOp::create(
       builder, loc, function,
       gpu::KernelDim3{host.index(plan->getNumTiles()), one, one},
       gpu::KernelDim3{host.index(plan->threads), one, one}, Value(),
-      ValueRange{asBytes(op.getSource(), sourceType),
-                 asBytes(op.getDest(), destType)});
+      ValueRange{castToArgument(builder, loc, op.getSource(), sourceType),
+                 castToArgument(builder, loc, op.getDest(), destType)});
   op.erase();
   return true;
 }
 
 bool mlir::microscale::emulateByteTileConversionOnHost(ConvertStorageOp op,
                                                        int64_t threads) {
-  std::optional<ByteTilePlan> plan = planFor(op, threads);
+  std::optional<ByteTilePlan> plan =
+      planFor(op, StorageConversion(op), threads);
   if (!plan)
     return false;
   // Outside a pass nothing has loaded the dialects the emulation builds.
@@ -367,20 +367,15 @@ bool mlir::microscale::emulateByteTileConversionOnHost(ConvertStorageOp op,
       builder, loc, MemRefType::get({plan->sharedBytes}, builder.getI8Type()),
       ValueRange{}, builder.getI64IntegerAttr(16));
   Operation *module = op->getParentOfType<ModuleOp>();
-  std::string prefix = "byte_tile";
-  for (int i = 0;
-       SymbolTable::lookupSymbolIn(module, prefix + "_gather_patterns");
-       ++i)
-    prefix = "byte_tile_" + std::to_string(i);
+  const std::string prefix =
+      uniqueSymbolPrefix(module, "byte_tile", "_gather_patterns");
   ByteTileTables tables(*plan);
   TableValues values = getTables(builder, loc, module, prefix, tables);
-  // The tiles in a scattered order (tile i * P mod the count), the shared
-  // buffer poisoned before each, so that a tile writing another's bytes or
-  // reading a byte it did not load shows as a wrong result.
+  // The tiles in a scattered order, the shared buffer poisoned before each,
+  // so that a tile writing another's bytes or reading a byte it did not
+  // load shows as a wrong result.
   const int64_t numTiles = plan->getNumTiles();
-  int64_t stride = 7919;
-  while (numTiles % stride == 0)
-    stride += 2;
+  const int64_t stride = scatteredOrderStride(numTiles);
   auto tiles = scf::ForOp::create(builder, loc, e.index(0),
                                   e.index(numTiles), e.index(1));
   OpBuilder::InsertionGuard guard(builder);

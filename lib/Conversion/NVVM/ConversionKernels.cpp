@@ -129,11 +129,6 @@ static LogicalResult outline(ConvertStorageOp op, gpu::GPUModuleOp kernels,
   // The launch, in place of the op.
   builder.setInsertionPoint(op);
   Emitter host(builder, loc);
-  auto asBytes = [&](Value buffer, Type type) -> Value {
-    if (buffer.getType() == type)
-      return buffer;
-    return memref::CastOp::create(builder, loc, type, buffer);
-  };
   Value begin = op.getUnitRange().empty() ? host.index(0)
                                           : op.getUnitRange()[0];
   Value end = op.getUnitRange().empty()
@@ -153,8 +148,9 @@ static LogicalResult outline(ConvertStorageOp op, gpu::GPUModuleOp kernels,
       builder, loc, function, gpu::KernelDim3{blocks, one, one},
       gpu::KernelDim3{host.index(blockSize), one, one},
       /*dynamicSharedMemorySize=*/Value(),
-      ValueRange{asBytes(op.getSource(), sourceBytes),
-                 asBytes(op.getDest(), destBytes), begin, end});
+      ValueRange{castToArgument(builder, loc, op.getSource(), sourceBytes),
+                 castToArgument(builder, loc, op.getDest(), destBytes), begin,
+                 end});
   op.erase();
   return success();
 }

@@ -4,8 +4,12 @@
 
 #include "microscale/Conversion/NVVM/Chip.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
 
+#include <numeric>
 #include <optional>
+#include <string>
 
 namespace mlir::microscale {
 
@@ -59,6 +63,38 @@ template <typename... OpTs> LogicalResult reportNoNVIDIALowering(Operation *root
     }
   });
   return failure(unsupported);
+}
+
+/// `buffer` as `type` (a kernel's static-shaped argument), cast where the
+/// caller's memref differs.
+inline Value castToArgument(OpBuilder &builder, Location loc, Value buffer,
+                            Type type) {
+  if (buffer.getType() == type)
+    return buffer;
+  return memref::CastOp::create(builder, loc, cast<MemRefType>(type), buffer);
+}
+
+/// The host emulations run block i of `count` as block i * stride mod
+/// `count`: a permutation (stride coprime with the count) that puts
+/// neighbouring blocks far apart, so that a block writing bytes another
+/// owns shows as a wrong result.
+inline int64_t scatteredOrderStride(int64_t count) {
+  int64_t stride = 7919;
+  while (count > 0 && std::gcd(stride, count) != 1)
+    stride += 2;
+  return stride;
+}
+
+/// `base`, or `base`_i for the first i, such that no symbol `prefix` +
+/// `suffix` exists in `symbolTable` yet (the emulations' tables, one set per
+/// emulated op in one module).
+inline std::string uniqueSymbolPrefix(Operation *symbolTable, StringRef base,
+                                      StringRef suffix = "") {
+  std::string prefix = base.str();
+  for (int i = 0; SymbolTable::lookupSymbolIn(symbolTable, prefix + suffix.str());
+       ++i)
+    prefix = base.str() + "_" + std::to_string(i);
+  return prefix;
 }
 
 /// Checks an explicit tiling's threads per block against the chip.

@@ -37,6 +37,8 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Conversion/NVVM/Passes.h"
 
+#include "OutlineSupport.h"
+
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
 
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
@@ -1053,7 +1055,8 @@ public:
         if ((constRuns >> from) & 1)
           constAxis |= int64_t(1) << to;
       Value axis = e.add(scatter(threadRuns, edge.sourceMoves), constAxis);
-      Value mask = constant(SmallVector<uint32_t>(words, 0));
+      Value zeros = constant(SmallVector<uint32_t>(words, 0));
+      Value mask = zeros;
       for (const auto &[value, bits] : edge.sourceWithinMasks) {
         if (value >= edge.extent)
           continue;
@@ -1061,8 +1064,7 @@ public:
                                            axis, e.index(edge.extent - value));
         mask = arith::OrIOp::create(
             b, loc, mask,
-            arith::SelectOp::create(b, loc, keep, constant(bits),
-                                    constant(SmallVector<uint32_t>(words, 0))));
+            arith::SelectOp::create(b, loc, keep, constant(bits), zeros));
       }
       return arith::SelectOp::create(
           b, loc, t.edge, mask,
@@ -1714,18 +1716,13 @@ bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,
   // blocks.
   builder.setInsertionPoint(op);
   Emitter host(builder, loc);
-  auto asBytes = [&](Value buffer, MemRefType type) -> Value {
-    if (buffer.getType() == type)
-      return buffer;
-    return memref::CastOp::create(builder, loc, type, buffer);
-  };
   Value one = host.index(1);
   gpu::LaunchFuncOp::create(
       builder, loc, function,
       gpu::KernelDim3{host.index(staged->getNumBlocks() + gapBlocks), one, one},
       gpu::KernelDim3{host.index(blockThreads), one, one}, Value(),
-      ValueRange{asBytes(op.getSource(), sourceType),
-                 asBytes(op.getDest(), destType)});
+      ValueRange{castToArgument(builder, loc, op.getSource(), sourceType),
+                 castToArgument(builder, loc, op.getDest(), destType)});
   op.erase();
   return true;
 }
@@ -1757,9 +1754,8 @@ bool mlir::microscale::emulateTiledConversionOnHost(ConvertStorageOp op,
   // a wrong result.
   if (staged->gaps) {
     Operation *module = op->getParentOfType<ModuleOp>();
-    std::string name = "convert_storage_gaps_table";
-    for (int i = 0; SymbolTable::lookupSymbolIn(module, name); ++i)
-      name = "convert_storage_gaps_table_" + std::to_string(i);
+    const std::string name =
+        uniqueSymbolPrefix(module, "convert_storage_gaps_table");
     Value table = getConstantTable(builder, loc, module, name,
                                    ArrayRef(staged->gaps->table),
                                    builder.getI64Type());
@@ -1772,9 +1768,7 @@ bool mlir::microscale::emulateTiledConversionOnHost(ConvertStorageOp op,
                   threads.getInductionVar());
   }
   const int64_t numBlocks = staged->getNumBlocks();
-  int64_t stride = 7919;
-  while (numBlocks % stride == 0)
-    stride += 2;
+  const int64_t stride = scatteredOrderStride(numBlocks);
   auto blocks = scf::ForOp::create(builder, loc, e.index(0),
                                    e.index(numBlocks), e.index(1));
   {

@@ -1398,16 +1398,17 @@ LogicalResult mlir::microscale::outlineTCGen05ScaledMatmul(
 
 bool mlir::microscale::emulateTCGen05ScaledMatmulOnHost(
     ScaledMatmulStorageOp op) {
+  FailureOr<ScaledMatmulTiling> tiling;
   {
     // The checks without their diagnostics: a test asks whether the kernel
     // applies.
     ScopedDiagnosticHandler silence(op.getContext(),
                                     [](Diagnostic &) { return success(); });
     if (failed(checkTCGen05ScaledMatmul(op)) ||
-        failed(getScaledMatmulTiling(op)))
+        failed(tiling = getScaledMatmulTiling(op)))
       return false;
   }
-  const bool bulkCopies = getScaledMatmulTiling(op)->bulkCopies;
+  const bool bulkCopies = tiling->bulkCopies;
   op.getContext()
       ->loadDialect<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect,
                     vector::VectorDialect>();

@@ -27,7 +27,7 @@ struct BatchImages {
                         int64_t c) {
     const std::vector<int64_t> &shape = layout.getLogicalShape();
     const size_t rank = shape.size();
-    std::vector<int64_t> index(rank);
+    llvm::SmallVector<int64_t, 8> index(rank);
     index[rank - 2] = r;
     index[rank - 1] = c;
     for (size_t d = rank - 2; d-- > 0;) {
@@ -154,22 +154,14 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
     return groupedAxis == 1 ? w * cols + i : i * cols + w;
   };
   const int64_t fullGroups = plan.numGroups - (plan.hasEdge ? 1 : 0);
-  // The full tiles' elements, translated from tile 0's.
-  if (fullGroups >= 2) {
+  // The strides from tile 0 to tile 1 (an edge tile's base follows them
+  // too; its tables are its own, relative to that base); the full tiles'
+  // elements must be tile 0's, translated.
+  if (plan.numGroups >= 2) {
     plan.sourceGroupStride =
         images.source[element(1, 0, 0)] - images.source[element(0, 0, 0)];
     plan.destGroupStride =
         images.dest[element(1, 0, 0)] - images.dest[element(0, 0, 0)];
-  }
-  if (plan.hasEdge && fullGroups >= 1) {
-    // The edge tile's base follows the same strides (its tables are its
-    // own, relative to that base).
-    if (fullGroups == 1) {
-      plan.sourceGroupStride = images.source[element(1, 0, 0)] -
-                               images.source[element(0, 0, 0)];
-      plan.destGroupStride =
-          images.dest[element(1, 0, 0)] - images.dest[element(0, 0, 0)];
-    }
   }
   for (int64_t g = 1; g < fullGroups; ++g)
     for (int64_t w = 0; w < whole; ++w)
@@ -222,11 +214,11 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
 
   // Chunk widths: every tile's share of the destination in whole aligned
   // chunks; source chunks aligned wherever a tile's base falls.
+  // group < along wherever there is an edge, so the edge tile is never
+  // tile 0.
   llvm::SmallVector<int64_t, 2> kindGroups = {0};
   if (plan.hasEdge)
     kindGroups.push_back(plan.numGroups - 1);
-  if (kindGroups.size() == 2 && kindGroups[1] == 0)
-    kindGroups.pop_back(); // one partial group: it is kind 0
   plan.storeBytes = commonAlignment(
       {images.destBatchBytes, plan.destGroupStride});
   for (int64_t g : kindGroups) {
@@ -265,11 +257,12 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
       }
     std::sort(chunks.begin(), chunks.end());
     chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
-    // Nothing read outside the source, for any batch or tile of this kind.
-    const int64_t lastFull = g == 0 ? fullGroups - 1 : g;
+    // Nothing read outside the source, for any batch or tile of this kind
+    // (the furthest: the last full tile, or the edge tile).
+    const int64_t furthest = g == 0 ? fullGroups - 1 : g;
     if (sourceBase + chunks.front() < 0 ||
         (images.batches - 1) * images.sourceBatchBytes +
-                std::max(lastFull, g) * plan.sourceGroupStride + chunks.back() +
+                furthest * plan.sourceGroupStride + chunks.back() +
                 plan.loadBytes >
             sourceBytes)
       return std::nullopt;

@@ -112,9 +112,11 @@ MLIR
 # through the reference library's Hopper layouts).
 #   emit_hopper M K N [split warp-columns]
 emit_hopper() {
-  local m=$1 k=$2 n=$3 split=${4:-0} cols=${5:-0}
+  local m=$1 k=$2 n=$3 split=${4:-0} cols=${5:-0} rows=${6:-0} cwarps=${7:-0}
+  local stages=${8:-0}
   local name="mm_hl_${m}_${k}_${n}_s${split}_c${cols}"
-  local options="matmul-split-k=$split matmul-warp-columns=$cols"
+  [ "$rows$cwarps$stages" = 000 ] || name="${name}_w${rows}_b${cwarps}_a${stages}"
+  local options="matmul-split-k=$split matmul-warp-columns=$cols matmul-warp-rows=$rows matmul-column-warps=$cwarps matmul-activation-stages=$stages"
   # Storage of the Hopper images: N padded to 256 (values) and 128 (scales,
   # 32 x num_warps), K/2 bytes padded to 64, K/32 blocks padded to 2.
   local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
@@ -133,13 +135,15 @@ MLIR
   mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
   "$mx_opt" "$out/$name.mlir" --pass-pipeline="$pipeline)" > "$out/$name.lowered.mlir"
   python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
-  local threads grid
+  local threads grid entry
   threads=$(grep -oE '\.(req|max)ntid [0-9]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
   grid=$(grep -oE 'blocks in \([^)]*\)' "$out/$name.lowered.mlir" |
          grep -oE '%c[0-9]+' | sed 's/%c//' | tr '\n' ' ')
+  # The decode kernel (mma.sync) up to 64 rows, the wgmma kernel above.
+  entry=$(grep -oE '\.entry [A-Za-z0-9_]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
   mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
   rm "$out/$name.lowered.mlir" "$out/$name.mlir"
-  echo "$m $k $n $threads $name ${grid}0 $m mixed_matmul_hopper_0 0 hopper4" >> "$out/cases.txt"
+  echo "$m $k $n $threads $name ${grid}0 $m $entry 0 hopper4" >> "$out/cases.txt"
 }
 if [ "$mode" = hopper ]; then
   # Correctness first: a half last chunk, partial column tiles, odd M, 8
@@ -156,6 +160,31 @@ if [ "$mode" = hopper ]; then
       emit_hopper $m $kn
       emit $m $kn
     done
+  done
+  # Above decode sizes: the wgmma kernel beside the K-major one; M = 100
+  # and 1000 and K = 1504, N = 1000: not multiples of the token tile, the
+  # 64-K chunk or the 64-column tile.
+  emit_hopper 72 160 80
+  emit_hopper 130 320 200 0 32 64 8 2
+  for kn in "2880 5760" "2880 2880" "8192 8192" "1504 1000"; do
+    for m in 256 4096; do
+      emit_hopper $m $kn
+      emit $m $kn
+    done
+  done
+  emit_hopper 100 2880 5760
+  emit_hopper 1000 2880 5760
+  emit 1000 2880 5760
+  # The wgmma tiling beside the planner's: tokens per tile, warps per
+  # block, columns per warp (one or two 64-column tiles per warpgroup).
+  for kn in "2880 5760" "8192 8192"; do
+    for config in "0 0 64 4 0" "0 0 64 8 0" "0 0 128 4 0" "0 0 128 8 0" \
+                  "0 0 128 12 0" "0 32 64 8 0" "0 32 128 4 0" "0 0 192 4 2"; do
+      emit_hopper 4096 $kn $config
+    done
+  done
+  for config in "0 0 64 4 0" "0 0 128 4 0" "0 0 128 8 0" "0 32 64 4 0"; do
+    emit_hopper 256 2880 5760 $config
   done
   # Beside the planner's choices: 32 columns per warp, and more warps.
   for kn in "2880 5760" "8192 8192"; do

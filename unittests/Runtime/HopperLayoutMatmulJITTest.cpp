@@ -122,6 +122,18 @@ MixedMatmulOptions tiling(int64_t splitK, int64_t warpColumns = 0) {
   return options;
 }
 
+/// The wgmma kernel's tiling (above 64 rows): tokens per tile, warps per
+/// block, columns per warp, stages.
+MixedMatmulOptions wgmmaTiling(int64_t tokens, int64_t warps,
+                               int64_t warpColumns, int64_t stages) {
+  MixedMatmulOptions options;
+  options.warpRows = tokens;
+  options.columnWarps = warps;
+  options.warpColumns = warpColumns;
+  options.activationStages = stages;
+  return options;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, HopperLayoutMatmulOnHost,
     ::testing::Values(
@@ -144,6 +156,20 @@ INSTANTIATE_TEST_SUITE_P(
         Case{2, 1024, 48, 4, {}, 4},
         // Two column groups chosen by the planner (a part of 2 SMs), the
         // activations staged, a half last chunk.
-        Case{3, 224, 96, 4, {}, 2}));
+        Case{3, 224, 96, 4, {}, 2},
+        // Above 64 rows, the wgmma kernel: one 72-token tile, a half last
+        // chunk (zero-filled activations, zeroed weight words), 80 columns
+        // (the image's padding past N), one warpgroup (few blocks).
+        Case{72, 160, 80, 4, {}, 0},
+        // M = 100: one tile of 104 tokens (4 past M); scales num_warps 8,
+        // more chunks than stages (the ring wraps).
+        Case{100, 384, 48, 8, {}, 0},
+        // Three 64-token tiles (the last has 2 tokens), two warpgroups of
+        // two 64-column tiles (256 columns: past N = 200), 2 stages, 5
+        // chunks; scales num_warps 2.
+        Case{130, 320, 200, 2, wgmmaTiling(64, 8, 32, 2), 0},
+        // Three warpgroups (192 columns, the last block's tiles clamped
+        // to the image), 24-token tiles, 4 stages.
+        Case{66, 256, 400, 4, wgmmaTiling(24, 12, 16, 4), 0}));
 
 } // namespace

@@ -51,7 +51,8 @@
 #include "microscale/Conversion/NVVM/HopperLayoutMatmul.h"
 #include "microscale/Conversion/NVVM/Passes.h"
 
-#include "HopperWordDecode.h"
+#include "HopperLayoutMatmulEmitter.h"
+#include "HopperWgmmaMatmul.h"
 #include "MatmulPlanning.h"
 #include "OutlineSupport.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
@@ -66,73 +67,13 @@
 using namespace mlir;
 using namespace mlir::microscale;
 using namespace mlir::microscale::codegen;
+using namespace mlir::microscale::hopperlayout;
 
 namespace {
-
-/// K values per chunk: one 16-byte load per lane and 16 columns.
-constexpr int64_t kChunkK = 64;
 /// The most activation rows the decode kernel takes (8 row tiles).
 constexpr int64_t kMaxRows = 64;
-
-/// The kernel's shape and tiling.
-struct HopperMatmulPlan {
-  int64_t m, k, n;
-  int64_t rowTiles;     // 8-row tiles of activations: ceil(m / 8)
-  int64_t columnGroups; // 16-column tiles per warp
-  int64_t depth;        // chunks a warp has loaded ahead
-  int64_t split;        // warps per block, each over a range of K chunks
-  int64_t chunks;       // ceil(k / 64)
-  bool tail;            // k % 64 == 32: the last chunk is half
-  int64_t rowBytes;     // bytes of a value image row (4 * KB padded to 64)
-  int64_t scaleRowBytes; // bytes of a scale image row (32 * Ks padded to 2)
-  int64_t scaleWarps;   // W of the scale layout
-  // Activations through a per-warp shared-memory ring of `depth` chunks
-  // (cp.async), read back as 4-byte words: with more than one row, the
-  // lanes' 4-byte loads from global memory would touch one line per row.
-  bool staged = false;
-
-  int64_t columnTiles() const { return llvm::divideCeil(n, 16); }
-  int64_t blocks() const {
-    return llvm::divideCeil(columnTiles(), columnGroups);
-  }
-  int64_t accumulators() const { return 4 * columnGroups * rowTiles; }
-  // Per chunk and lane: 4 weight words and a scale word per column group,
-  // 8 activation words per row tile (unless staged).
-  int64_t chunkValues() const {
-    return 5 * columnGroups + (staged ? 0 : 8 * rowTiles);
-  }
-  // The ring: per warp and slot, 8 rowTiles rows of a chunk's 128 bytes,
-  // rows 144 bytes apart so that the lanes' word reads (row g, word
-  // q + 4i) hit 32 distinct banks and cp.async stays 16-byte aligned.
-  static constexpr int64_t kRingRowBytes = 144;
-  int64_t ringRows() const { return 8 * rowTiles; }
-  int64_t warpRingBytes() const {
-    return staged ? depth * ringRows() * kRingRowBytes : 0;
-  }
-};
-
-/// One chunk's loads, as a lane holds them.
-struct ChunkWords {
-  SmallVector<Value, 16> weight;     // [columnGroup][step j]
-  SmallVector<Value, 4> scale;       // [columnGroup]
-  SmallVector<Value, 64> activation; // [rowTile][8]: word i is K 8i + 2q
-
-  SmallVector<Value> flatten() const {
-    SmallVector<Value> all(weight.begin(), weight.end());
-    all.append(scale.begin(), scale.end());
-    all.append(activation.begin(), activation.end());
-    return all;
-  }
-  static ChunkWords unflatten(const HopperMatmulPlan &p, ValueRange all) {
-    ChunkWords d;
-    const int64_t w = 4 * p.columnGroups, s = p.columnGroups;
-    d.weight.assign(all.begin(), all.begin() + w);
-    d.scale.assign(all.begin() + w, all.begin() + w + s);
-    d.activation.assign(all.begin() + w + s, all.end());
-    return d;
-  }
-};
 } // namespace
+
 
 bool mlir::microscale::hasHopperLayoutWeight(MixedMatmulStorageOp op) {
   return isa<HopperValueAttr>(op.getRhsType().getValueLayout());
@@ -184,13 +125,9 @@ static LogicalResult checkHopperLayoutMatmul(MixedMatmulStorageOp op,
                 "built yet; give the rows statically or convert_layout the "
                 "weight to #microscale.strided<major_dim = -2>";
   const int64_t m = lhs.getShape()[0];
-  if (m > kMaxRows || cast<MemRefType>(op.getOut().getType()).getShape()[0] != m)
-    return op.emitOpError()
-           << "the Hopper-layout matmul is built for decode sizes (at most "
-           << kMaxRows << " rows, out rows = lhs rows), got " << m
-           << " rows; above that (wgmma, issue 18) it is not built yet: "
-              "convert_layout the weight to #microscale.strided<major_dim = "
-              "-2>";
+  if (cast<MemRefType>(op.getOut().getType()).getShape()[0] != m)
+    return op.emitOpError() << "the Hopper-layout matmul needs as many out "
+                               "rows as lhs rows";
   const int64_t k = rhs.getShape()[0], n = rhs.getShape()[1];
   if (k % 32 || k == 0 || n == 0)
     return op.emitOpError() << "NVIDIA lowering needs K a positive multiple "
@@ -294,286 +231,6 @@ planHopperMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
     p.split = options.splitK;
   }
   return p;
-}
-
-namespace {
-/// Emits the kernel's parts, per lane: the same code runs in the kernel
-/// (lane = the thread's lane) and in the host emulation (lane = a loop).
-class HopperMatmulEmitter {
-public:
-  HopperMatmulEmitter(const HopperMatmulPlan &p, Value lhs, Value values,
-                      Value scales, Value out, Value globalScale, Value ring,
-                      bool onHost)
-      : p(p), lhs(lhs), values(values), scales(scales), out(out),
-        globalScale(globalScale), ring(ring), onHost(onHost) {}
-
-  /// Warp `warp`'s range of chunks: [first, end).
-  std::pair<Value, Value> range(Emitter &at, Value warp) const {
-    return {at.div(at.mul(warp, p.chunks), p.split),
-            at.div(at.mul(at.add(warp, 1), p.chunks), p.split)};
-  }
-
-  /// The words lane `lane` of a warp on block `block`'s columns loads for
-  /// chunk `chunk`.
-  ChunkWords load(Emitter &at, Value block, Value lane, Value chunk) const {
-    OpBuilder &b = at.builder();
-    Location loc = at.location();
-    Type i8 = b.getI8Type(), i32 = b.getI32Type(), bf16 = b.getBF16Type();
-    Value g = at.div(lane, 4), q = at.rem(lane, 4);
-    ChunkWords d;
-    // A half last chunk: its K values from 32 on are past K.
-    Value upperInK;
-    if (p.tail)
-      upperInK = at.lt(at.mul(chunk, kChunkK), p.k - 32);
-    for (int64_t cg = 0; cg < p.columnGroups; ++cg) {
-      Value tile = at.add(at.mul(block, p.columnGroups), cg);
-      Value row = at.add(at.mul(tile, 4), at.div(g, 2));
-      Value offset = at.add(
-          at.add(at.mul(row, p.rowBytes), at.mul(chunk, 128)),
-          at.add(at.mul(at.rem(g, 2), 64), at.mul(q, 16)));
-      Value bytes = vector::LoadOp::create(
-          b, loc, VectorType::get({16}, i8), values, ValueRange{offset},
-          false, llvm::MaybeAlign(16));
-      Value words =
-          vector::BitCastOp::create(b, loc, VectorType::get({4}, i32), bytes);
-      for (int64_t j = 0; j < 4; ++j) {
-        Value w = vector::ExtractOp::create(b, loc, words, j);
-        if (upperInK && j >= 2)
-          w = at.select(upperInK, w, at.i32(0));
-        d.weight.push_back(w);
-      }
-      const int64_t w = p.scaleWarps;
-      Value scaleRow = at.add(at.mul(at.div(tile, 2 * w), w), at.rem(tile, w));
-      Value scaleOffset = at.add(
-          at.add(at.mul(scaleRow, p.scaleRowBytes), at.mul(chunk, 64)),
-          at.add(at.mul(at.rem(at.div(tile, w), 2), 32), at.mul(g, 4)));
-      Value code = vector::LoadOp::create(b, loc, VectorType::get({4}, i8),
-                                          scales, ValueRange{scaleOffset},
-                                          false, llvm::MaybeAlign(4));
-      d.scale.push_back(vector::ExtractOp::create(
-          b, loc,
-          vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), code),
-          0));
-    }
-    for (int64_t rt = 0; rt < p.rowTiles && !p.staged; ++rt) {
-      Value row = arith::MinUIOp::create(b, loc, at.add(g, 8 * rt),
-                                         at.index(p.m - 1));
-      Value base = at.add(at.add(at.mul(row, p.k), at.mul(chunk, kChunkK)),
-                          at.mul(q, 2));
-      for (int64_t i = 0; i < 8; ++i) {
-        // Word i of the lower half again where the upper half is past K.
-        Value offset = at.add(base, 8 * i);
-        if (upperInK && i >= 4)
-          offset = at.select(upperInK, offset, at.add(base, 8 * (i - 4)));
-        Value pair = vector::LoadOp::create(b, loc, VectorType::get({2}, bf16),
-                                            lhs, ValueRange{offset}, false,
-                                            llvm::MaybeAlign(4));
-        Value word = vector::ExtractOp::create(
-            b, loc,
-            vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), pair),
-            0);
-        if (upperInK && i >= 4)
-          word = at.select(upperInK, word, at.i32(0));
-        d.activation.push_back(word);
-      }
-    }
-    return d;
-  }
-
-  /// The byte offset of ring row `row` of slot `slot` of warp `warp`.
-  Value ringRow(Emitter &at, Value warp, Value slot, Value row) const {
-    return at.mul(
-        at.add(at.mul(at.add(at.mul(warp, p.depth), slot), p.ringRows()), row),
-        HopperMatmulPlan::kRingRowBytes);
-  }
-
-  /// Staged: lane `lane`'s copies of chunk `chunk`'s activation rows into
-  /// slot `slot` of warp `warp`'s ring: 16-byte units, unit u = lane + 32 i
-  /// of row u / 8, bytes 16 (u % 8). Rows past M and K values past K copy
-  /// nothing and zero-fill (their source clamped to row 0, K 0).
-  void copyActivations(Emitter &at, Value warp, Value lane, Value chunk,
-                       Value slot) const {
-    OpBuilder &b = at.builder();
-    Location loc = at.location();
-    const int64_t units = p.ringRows() * 8;
-    for (int64_t i = 0; i * 32 < units; ++i) {
-      Value unit = at.add(lane, 32 * i);
-      Value row = at.div(unit, 8), part = at.rem(unit, 8);
-      Value k = at.add(at.mul(chunk, kChunkK), at.mul(part, 8));
-      Value inside = at.lt(row, p.m);
-      if (p.tail)
-        inside = at.andI1(inside, at.lt(k, p.k));
-      Value source = at.select(inside, at.add(at.mul(row, p.k), k),
-                               at.index(0));
-      Value dest = at.add(ringRow(at, warp, slot, row), at.mul(part, 16));
-      if (onHost) {
-        // The copy's bytes (zeros where it copies nothing) into the ring.
-        Type i32 = b.getI32Type();
-        Value words = vector::BitCastOp::create(
-            b, loc, VectorType::get({4}, i32),
-            vector::LoadOp::create(b, loc, VectorType::get({8}, b.getBF16Type()),
-                                   lhs, ValueRange{source}));
-        Value zeros = arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(VectorType::get({4}, i32),
-                                           b.getI32IntegerAttr(0)));
-        vector::StoreOp::create(b, loc, at.select(inside, words, zeros), ring,
-                                ValueRange{at.div(dest, 4)});
-        continue;
-      }
-      auto pointer = [&](Value memref, Value byteOffset, unsigned space) {
-        Value base =
-            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-        Value address = arith::IndexCastOp::create(
-            b, loc, b.getI64Type(), at.add(base, byteOffset));
-        return LLVM::IntToPtrOp::create(
-            b, loc, LLVM::LLVMPointerType::get(b.getContext(), space),
-            address);
-      };
-      NVVM::CpAsyncOp::create(
-          b, loc, pointer(ring, dest, 3), pointer(lhs, at.mul(source, 2), 1),
-          16, NVVM::LoadCacheModifierKind::CG,
-          at.select(inside, at.i32(16), at.i32(0)));
-    }
-  }
-
-  /// Staged: lane `lane`'s activation words of slot `slot` of warp `warp`'s
-  /// ring: per row tile, row g, words q + 4 i.
-  SmallVector<Value> readActivations(Emitter &at, Value warp, Value lane,
-                                     Value slot) const {
-    Value g = at.div(lane, 4), q = at.rem(lane, 4);
-    SmallVector<Value> words;
-    for (int64_t rt = 0; rt < p.rowTiles; ++rt) {
-      Value row = at.div(ringRow(at, warp, slot, at.add(g, 8 * rt)), 4);
-      for (int64_t i = 0; i < 8; ++i)
-        words.push_back(memref::LoadOp::create(
-            at.builder(), at.location(), ring,
-            ValueRange{at.add(row, at.add(q, 4 * i))}));
-    }
-    return words;
-  }
-
-  /// Whether the lane's scale codes of `d` allow the folded decode (all
-  /// below 128: bit 7 clear in every byte).
-  Value folds(Emitter &at, const ChunkWords &d) const {
-    Value any = d.scale.front();
-    for (Value s : ArrayRef<Value>(d.scale).drop_front())
-      any = at.bor(any, s);
-    return arith::CmpIOp::create(at.builder(), at.location(),
-                                 arith::CmpIPredicate::eq,
-                                 at.band(any, static_cast<int32_t>(0x80808080)),
-                                 at.i32(0));
-  }
-
-  /// The A fragments of `d`: [columnGroup][step j][register a0..a3].
-  SmallVector<Value> decode(OpBuilder &b, Location loc, const ChunkWords &d,
-                            bool folded) const {
-    Emitter at(b, loc);
-    ScaledWordDecoder decoder(b, loc, /*fold=*/folded);
-    decoder.onHost = onHost;
-    SmallVector<Value> fragments;
-    for (int64_t cg = 0; cg < p.columnGroups; ++cg) {
-      // Byte 2 (j / 2) + h: K block 2c + j / 2 of column n (h = 0), n + 8.
-      SmallVector<Value, 4> codes, pairs;
-      for (int64_t byte = 0; byte < 4; ++byte) {
-        codes.push_back(at.band(at.shr(d.scale[cg], 8 * byte), 0xFF));
-        if (folded)
-          pairs.push_back(decoder.foldedPair(codes.back()));
-      }
-      for (int64_t j = 0; j < 4; ++j) {
-        const int64_t even = 2 * (j / 2), odd = even + 1;
-        SmallVector<Value> regs =
-            folded ? decoder.decodeFolded(d.weight[4 * cg + j], pairs[even],
-                                          pairs[odd])
-                   : decoder.decodeExact(d.weight[4 * cg + j], codes[even],
-                                         codes[odd]);
-        fragments.append(regs.begin(), regs.end());
-      }
-    }
-    return fragments;
-  }
-
-  /// The B fragment of row tile `rt`, step `j`: activation words 2j, 2j + 1.
-  std::pair<Value, Value> bFragment(const ChunkWords &d, int64_t rt,
-                                    int64_t j) const {
-    return {d.activation[8 * rt + 2 * j], d.activation[8 * rt + 2 * j + 1]};
-  }
-
-  /// Index of accumulator register `i` (c0..c3) of tile (cg, rt).
-  int64_t accumulator(int64_t cg, int64_t rt, int64_t i) const {
-    return 4 * (cg * p.rowTiles + rt) + i;
-  }
-
-  /// Stores lane `lane`'s sums (c0, c1: weight column g, token rows 2q,
-  /// 2q + 1 of the row tile; c2, c3: column g + 8), times the global scale.
-  void store(Emitter &at, Value block, Value lane, ArrayRef<Value> sums) const {
-    OpBuilder &b = at.builder();
-    Location loc = at.location();
-    Type outElement = cast<MemRefType>(out.getType()).getElementType();
-    Value g = at.div(lane, 4), q = at.rem(lane, 4);
-    for (int64_t cg = 0; cg < p.columnGroups; ++cg)
-      for (int64_t rt = 0; rt < p.rowTiles; ++rt)
-        for (int64_t i = 0; i < 4; ++i) {
-          Value row = at.add(at.mul(q, 2), 8 * rt + i % 2);
-          Value column = at.add(
-              at.mul(at.add(at.mul(block, p.columnGroups), cg), 16),
-              at.add(g, 8 * (i / 2)));
-          Value value = arith::MulFOp::create(
-              b, loc, sums[accumulator(cg, rt, i)], globalScale);
-          if (value.getType() != outElement)
-            value = arith::TruncFOp::create(b, loc, outElement, value);
-          auto inside = scf::IfOp::create(
-              b, loc, at.andI1(at.lt(row, p.m), at.lt(column, p.n)),
-              /*withElseRegion=*/false);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&inside.getThenRegion().front());
-          memref::StoreOp::create(b, loc, value, out,
-                                  ValueRange{at.add(at.mul(row, p.n), column)});
-        }
-  }
-
-private:
-  const HopperMatmulPlan &p;
-  Value lhs, values, scales, out, globalScale;
-  Value ring; // staged: the warps' rings (i32 words), else null
-  bool onHost;
-};
-} // namespace
-
-/// The kernel's argument types: flat lhs, value bytes, scale bytes, flat
-/// out, the global scale.
-static SmallVector<Type> kernelArguments(MixedMatmulStorageOp op,
-                                         const HopperMatmulPlan &p) {
-  MLIRContext *context = op.getContext();
-  QTensorType rhs = op.getRhsType();
-  Type i8 = IntegerType::get(context, 8);
-  Type outElement = cast<MemRefType>(op.getOut().getType()).getElementType();
-  return {MemRefType::get({p.m * p.k}, BFloat16Type::get(context)),
-          MemRefType::get(
-              {ShapedType::getNumElements(rhs.getValueStorageShape())}, i8),
-          MemRefType::get(
-              {ShapedType::getNumElements(rhs.getScaleStorageShape())}, i8),
-          MemRefType::get({p.m * p.n}, outElement),
-          Float32Type::get(context)};
-}
-
-/// The op's operands as the kernel's argument types (collapsed to one
-/// dimension, cast to the static sizes).
-static SmallVector<Value> kernelOperands(OpBuilder &builder,
-                                         MixedMatmulStorageOp op,
-                                         ArrayRef<Type> types) {
-  Location loc = op.getLoc();
-  auto flat = [&](Value buffer, Type type) -> Value {
-    Value result = buffer;
-    if (cast<MemRefType>(buffer.getType()).getRank() == 2)
-      result = memref::CollapseShapeOp::create(
-          builder, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
-    if (result.getType() != type)
-      result = memref::CastOp::create(builder, loc, type, result);
-    return result;
-  };
-  return {flat(op.getLhs(), types[0]), flat(op.getRhsValues(), types[1]),
-          flat(op.getRhsScales(), types[2]), flat(op.getOut(), types[3]),
-          op.getRhsGlobalScale()};
 }
 
 /// The m16n8k16 mma of the kernel: A (4 registers of bf16 pairs), B (2),
@@ -786,6 +443,11 @@ LogicalResult mlir::microscale::outlineHopperLayoutMatmul(
     const MixedMatmulOptions &options) {
   if (failed(checkHopperLayoutMatmul(op, chip)))
     return failure();
+  // Above decode sizes: the wgmma kernel (the decoded weight serves a
+  // whole token tile).
+  if (cast<MemRefType>(op.getLhs().getType()).getShape()[0] > kMaxRows)
+    return outlineHopperWgmmaMatmul(op, kernels, index, chip, smCount,
+                                    options);
   const int64_t sms = smCount ? smCount : chip.defaultSMCount;
   FailureOr<HopperMatmulPlan> planned =
       planHopperMatmul(op, options, chip, sms);
@@ -889,6 +551,8 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
                                     [](Diagnostic &) { return success(); });
     if (failed(checkHopperLayoutMatmul(op, chip)))
       return false;
+    if (cast<MemRefType>(op.getLhs().getType()).getShape()[0] > kMaxRows)
+      return emulateHopperWgmmaMatmulOnHost(op, chip, smCount, options);
     planned = planHopperMatmul(op, options, chip,
                                smCount ? smCount : chip.defaultSMCount);
     if (failed(planned))

@@ -38,9 +38,30 @@ func.func @dynamic_rows(%a: memref<?x64xbf16>, %v: memref<16384xi8>, %s: memref<
 
 // -----
 
+// Above 64 rows (the wgmma kernel): a token tile wgmma has no shape for.
 !w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
-func.func @prefill(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<65x16xbf16>) {
-  // expected-error @+1 {{the Hopper-layout matmul is built for decode sizes (at most 64 rows, out rows = lhs rows), got 65 rows; above that (wgmma, issue 18) it is not built yet}}
-  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
+func.func @prefill_tokens(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<65x16xbf16>) {
+  // expected-error @+1 {{tiling warp_rows = 20 (tokens per wgmma tile) must be a multiple of 8 from 8 to 256}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {warp_rows = 20}} : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
+  return
+}
+
+// -----
+
+// A token tile whose stages do not fit in static shared memory.
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @prefill_stages(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<65x16xbf16>) {
+  // expected-error @+1 {{the Hopper-layout wgmma matmul needs at least 2 stages of 32768 bytes (256 tokens) in its 49152 bytes of static shared memory}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {warp_rows = 256}} : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
+  return
+}
+
+// -----
+
+// A split of K is the decode kernel's, not the wgmma kernel's.
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @prefill_split(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<65x16xbf16>) {
+  // expected-error @+1 {{tiling split_k does not apply to the Hopper-layout wgmma matmul}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {split_k = 2}} : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
   return
 }

@@ -1,0 +1,819 @@
+//===- HopperWgmmaMatmulKernel.cpp - bf16 x MXFP4 above decode sizes ------===//
+//
+// mixed_matmul_storage above decode sizes (more than 64 activation rows)
+// with the weight [K, N] in #microscale.hopper_value<mx_axis = -2,
+// mma_version = 3> and its scales in #microscale.hopper_scale<mx_axis = -2>:
+// one kernel of wgmma.mma_async m64nTk16 (bf16 in, f32 accumulators) with
+// the weight as the A operand from registers and the activations as B from
+// shared memory; the output D[n][m] is the product transposed, stored
+// element by element.
+//
+// Why A comes from registers: the PTX ISA gives the A register fragment of
+// wgmma m64nNk16 (.bf16) per warp of the warpgroup as the A fragment of
+// mma.sync m16n8k16 for rows 16 w .. 16 w + 15 (section "Register
+// fragments" of wgmma). The Hopper value layout puts a lane's mma.sync A
+// fragment of a 64-K chunk in one 16-byte load (HopperLayoutMatmulKernel.cpp
+// says how), so warp w of a warpgroup loads and decodes the 16-column tile
+// 4 t + w of the warpgroup's 64-column tile t exactly as the decode kernel
+// does (HopperLayoutMatmulEmitter.h): the weight is decoded once per block
+// tile and feeds T tokens (the wgmma's N) per instruction.
+//
+// Activations: a block's T tokens x 64 K of a chunk (T x 128 bytes) are
+// copied by cp.async into one of S stages of shared memory in the 128-byte
+// swizzle (16-byte unit u of row r at 16 (u ^ (r % 8))), K-major: the
+// layout the wgmma descriptor with swizzle mode 1 (128B), stride byte
+// offset 1024 (8 rows of 128 bytes) reads, the 16-K step j at start + 32 j
+// (the swizzle is a function of the address bits, and each stage starts on
+// 1024 bytes). Tokens past M and K past K are zero-filled (cp.async source
+// size 0), and the weight words past K are selected to zero, so partial
+// token tiles and a half last chunk need no other path.
+//
+// The pipeline, per chunk i: wait for stage i's copies (at most S - 2
+// groups pending) and barrier (every warpgroup's wgmmas of chunk i - 1 are
+// complete: each waited before it); copy chunk i + S - 1 into chunk i - 1's
+// stage; fence, 4 x ct wgmmas on chunk i's decoded A registers, commit;
+// load chunk i + 2's weight words while the wgmmas run; wait for them;
+// decode chunk i + 1's (after the wait: see the loop). The global scale
+// and the bf16 rounding are applied in the epilogue.
+//
+// Tiling: W warpgroups per block (the block's tokens shared), ct 64-column
+// tiles per warpgroup, T tokens per block tile (a multiple of 8 up to 256),
+// S stages in static shared memory; the grid is column tiles x token
+// tiles, column tiles fastest (blocks in flight share their activations in
+// L2).
+//
+//===----------------------------------------------------------------------===//
+#include "HopperWgmmaMatmul.h"
+
+#include "HopperLayoutMatmulEmitter.h"
+#include "OutlineSupport.h"
+#include "microscale/Conversion/GPUCommon/KernelFunction.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::microscale;
+using namespace mlir::microscale::codegen;
+using namespace mlir::microscale::hopperlayout;
+
+namespace {
+
+/// Bytes of one token's 64 K values: one swizzle row.
+constexpr int64_t kRowBytes = 128;
+/// The 128-byte swizzle repeats every 8 rows.
+constexpr int64_t kSwizzleAtomBytes = 8 * kRowBytes;
+
+struct WgmmaPlan {
+  HopperMatmulPlan base; // one 16-column tile per warp, activations staged
+  int64_t tokens;        // T: the wgmma's N, tokens per block tile
+  int64_t warpgroups;    // W
+  int64_t groupTiles;    // ct: 64-column tiles per warpgroup
+  int64_t stages;        // S
+
+  int64_t threads() const { return 128 * warpgroups; }
+  int64_t blockColumns() const { return 64 * groupTiles * warpgroups; }
+  int64_t columnBlocks() const {
+    return llvm::divideCeil(base.n, blockColumns());
+  }
+  int64_t tokenBlocks() const { return llvm::divideCeil(base.m, tokens); }
+  int64_t stageBytes() const { return tokens * kRowBytes; }
+  int64_t accumulators() const { return groupTiles * tokens / 2; }
+  // 16-column tiles of the value image (N padded to 256).
+  int64_t imageTiles() const { return llvm::alignTo(base.n, 256) / 16; }
+};
+} // namespace
+
+static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
+                                            const MixedMatmulOptions &options,
+                                            const nvvm::NVIDIAChip &chip,
+                                            int64_t smCount) {
+  QTensorType rhs = op.getRhsType();
+  auto scales = cast<HopperScaleAttr>(rhs.getScaleLayout());
+  WgmmaPlan w;
+  HopperMatmulPlan &p = w.base;
+  p.k = rhs.getShape()[0];
+  p.n = rhs.getShape()[1];
+  p.m = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
+  p.rowTiles = 1;
+  p.columnGroups = 1;
+  p.depth = 1;
+  p.split = 1;
+  p.staged = true;
+  p.chunks = llvm::divideCeil(p.k, kChunkK);
+  p.tail = p.k % kChunkK != 0;
+  p.rowBytes = 4 * llvm::alignTo(p.k / 2, 64);
+  p.scaleRowBytes = 32 * llvm::alignTo(p.k / 32, 2);
+  p.scaleWarps = scales.getNumWarps();
+  if (rhs.getValueStorageShape().back() != p.rowBytes ||
+      rhs.getScaleStorageShape().back() != p.scaleRowBytes)
+    return op.emitOpError() << "unexpected Hopper storage shapes";
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>{"unroll", options.unroll},
+        {"split_k", options.splitK},
+        {"weight_stages", options.weightStages},
+        {"chunk_k", options.chunkK}})
+    if (value)
+      return op.emitOpError()
+             << "tiling " << name
+             << " does not apply to the Hopper-layout wgmma matmul (above "
+                "64 rows: warp_rows = tokens per block tile, column_warps = "
+                "warps per block, warp_columns, activation_stages and "
+                "max_registers do)";
+  // Tokens: as few 128-token tiles as cover M, evened out (M = 100 takes
+  // one tile of 104, not 128 with 28 rows of zeros).
+  const int64_t tokenTiles = llvm::divideCeil(p.m, 128);
+  w.tokens = llvm::alignTo(llvm::divideCeil(p.m, tokenTiles), 8);
+  if (options.warpRows) {
+    if (options.warpRows % 8 || options.warpRows < 8 ||
+        options.warpRows > 256)
+      return op.emitOpError() << "tiling warp_rows = " << options.warpRows
+                              << " (tokens per wgmma tile) must be a multiple "
+                                 "of 8 from 8 to 256";
+    w.tokens = options.warpRows;
+  }
+  w.groupTiles = 1;
+  if (options.warpColumns) {
+    if (options.warpColumns != 16 && options.warpColumns != 32)
+      return op.emitOpError() << "tiling warp_columns = "
+                              << options.warpColumns
+                              << " must be 16 or 32 for the Hopper-layout "
+                                 "wgmma matmul (one or two 64-column tiles "
+                                 "per warpgroup)";
+    w.groupTiles = options.warpColumns / 16;
+  }
+  // Two warpgroups share a block's activations (half the L2 reads per
+  // product of one) where the blocks still cover every SM; else one.
+  w.warpgroups = 2;
+  if (w.columnBlocks() * w.tokenBlocks() < smCount)
+    w.warpgroups = 1;
+  if (options.columnWarps) {
+    if (options.columnWarps % 4 || options.columnWarps > 16)
+      return op.emitOpError() << "tiling column_warps = "
+                              << options.columnWarps
+                              << " must be 4, 8, 12 or 16 (whole warpgroups) "
+                                 "for the Hopper-layout wgmma matmul";
+    w.warpgroups = options.columnWarps / 4;
+  }
+  // Stages: as many as static shared memory holds, at most 4; at least 2.
+  const int64_t shared = chip.staticSharedMemoryPerBlock;
+  w.stages = std::min<int64_t>(4, shared / w.stageBytes());
+  if (options.activationStages) {
+    if (options.activationStages < 2 || options.activationStages > 8)
+      return op.emitOpError() << "tiling activation_stages = "
+                              << options.activationStages
+                              << " must be 2 to 8 for the Hopper-layout "
+                                 "wgmma matmul";
+    w.stages = options.activationStages;
+  }
+  if (w.stages < 2 || w.stages * w.stageBytes() > shared)
+    return op.emitOpError()
+           << "the Hopper-layout wgmma matmul needs at least 2 stages of "
+           << w.stageBytes() << " bytes (" << w.tokens
+           << " tokens) in its " << shared
+           << " bytes of static shared memory; ask for fewer tokens per "
+              "tile (tiling warp_rows) or fewer stages";
+  return w;
+}
+
+namespace {
+/// The kernel's parts beyond the per-lane weight: the activation copies,
+/// the wgmma descriptors, the wgmma and the epilogue.
+class WgmmaEmitter {
+public:
+  WgmmaEmitter(const WgmmaPlan &w, Value lhs, Value out, Value globalScale,
+               Value stages, bool onHost)
+      : w(w), p(w.base), lhs(lhs), out(out), globalScale(globalScale),
+        stages(stages), onHost(onHost) {}
+
+  /// The 16-column tile warp `warp` of the block (column block `block`)
+  /// loads for its warpgroup's tile `c`, clamped to the image (columns past
+  /// the image's are never stored).
+  Value columnTile(Emitter &at, Value block, Value warp, int64_t c) const {
+    Value group = at.div(warp, 4);
+    Value tile = at.add(
+        at.mul(at.add(at.add(at.mul(block, w.warpgroups * w.groupTiles),
+                             at.mul(group, w.groupTiles)),
+                      c),
+               4),
+        at.rem(warp, 4));
+    return arith::MinUIOp::create(at.builder(), at.location(), tile,
+                                  at.index(w.imageTiles() - 1));
+  }
+
+  /// Byte offset in the stages of token row `row`'s 16-byte unit `unit` of
+  /// stage `stage`: the 128-byte swizzle.
+  Value swizzled(Emitter &at, Value stage, Value row, Value unit) const {
+    OpBuilder &b = at.builder();
+    Value x = arith::XOrIOp::create(b, at.location(), unit, at.rem(row, 8));
+    return at.add(at.add(at.mul(stage, w.stageBytes()), at.mul(row, kRowBytes)),
+                  at.mul(x, 16));
+  }
+
+  /// Thread `thread`'s copies of chunk `chunk`'s activations (token block
+  /// `tokenBlock`) into stage `stage`: 16-byte units, unit u = thread +
+  /// threads i of token row u / 8, K 8 (u % 8). Tokens past M and K past K
+  /// copy nothing and zero-fill (source clamped to element 0).
+  void copyChunk(Emitter &at, Value tokenBlock, Value thread, Value chunk,
+                 Value stage) const {
+    OpBuilder &b = at.builder();
+    Location loc = at.location();
+    const int64_t units = w.tokens * 8;
+    for (int64_t i = 0; i * w.threads() < units; ++i) {
+      Value unit = at.add(thread, w.threads() * i);
+      std::optional<OpBuilder::InsertionGuard> guard;
+      if ((i + 1) * w.threads() > units) {
+        auto inRange = scf::IfOp::create(b, loc, at.lt(unit, units),
+                                         /*withElseRegion=*/false);
+        guard.emplace(b);
+        b.setInsertionPointToStart(&inRange.getThenRegion().front());
+      }
+      Value row = at.div(unit, 8), part = at.rem(unit, 8);
+      Value token = at.add(at.mul(tokenBlock, w.tokens), row);
+      Value k = at.add(at.mul(chunk, kChunkK), at.mul(part, 8));
+      Value inside = at.lt(token, p.m);
+      if (p.tail)
+        inside = at.andI1(inside, at.lt(k, p.k));
+      Value source =
+          at.select(inside, at.add(at.mul(token, p.k), k), at.index(0));
+      Value dest = swizzled(at, stage, row, part);
+      if (onHost) {
+        Type i32 = b.getI32Type();
+        Value words = vector::BitCastOp::create(
+            b, loc, VectorType::get({4}, i32),
+            vector::LoadOp::create(b, loc,
+                                   VectorType::get({8}, b.getBF16Type()), lhs,
+                                   ValueRange{source}));
+        Value zeros = arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(VectorType::get({4}, i32),
+                                           b.getI32IntegerAttr(0)));
+        vector::StoreOp::create(b, loc, at.select(inside, words, zeros),
+                                stages, ValueRange{at.div(dest, 4)});
+        continue;
+      }
+      auto pointer = [&](Value memref, Value byteOffset, unsigned space) {
+        Value base =
+            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+        Value address = arith::IndexCastOp::create(
+            b, loc, b.getI64Type(), at.add(base, byteOffset));
+        return LLVM::IntToPtrOp::create(
+            b, loc, LLVM::LLVMPointerType::get(b.getContext(), space),
+            address);
+      };
+      NVVM::CpAsyncOp::create(b, loc, pointer(stages, dest, 3),
+                              pointer(lhs, at.mul(source, 2), 1), 16,
+                              NVVM::LoadCacheModifierKind::CG,
+                              at.select(inside, at.i32(16), at.i32(0)));
+    }
+  }
+
+  /// The wgmma shared-memory descriptor (PTX ISA, "Matrix Descriptor
+  /// Format", sm_90) of 16-K step `j` of stage `stage`: start address >> 4
+  /// in bits 0-13, leading byte offset (unused by a swizzled K-major
+  /// operand; 16) >> 4 in bits 16-29, stride byte offset 1024 >> 4 in bits
+  /// 32-45, base offset 0 (stages start on 1024 bytes), swizzle mode 1
+  /// (128B) in bits 62-63. `sharedBase`: the stages' shared address (i64).
+  Value descriptor(Emitter &at, Value sharedBase, Value stage,
+                   int64_t j) const {
+    OpBuilder &b = at.builder();
+    Location loc = at.location();
+    Type i64 = b.getI64Type();
+    Value offset = arith::IndexCastOp::create(
+        b, loc, i64, at.add(at.mul(stage, w.stageBytes()), 32 * j));
+    Value start = arith::AddIOp::create(b, loc, sharedBase, offset);
+    auto constant = [&](uint64_t v) {
+      return arith::ConstantIntOp::create(b, loc, i64,
+                                          static_cast<int64_t>(v));
+    };
+    Value field = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, start, constant(4)),
+        constant(0x3FFF));
+    const uint64_t fixed = (uint64_t{16 >> 4} << 16) |
+                           (uint64_t{kSwizzleAtomBytes >> 4} << 32) |
+                           (uint64_t{1} << 62);
+    return arith::OrIOp::create(b, loc, field, constant(fixed));
+  }
+
+  /// wgmma.mma_async m64nTk16 with A from the four registers `a` and B
+  /// from `descriptor`, accumulating into `acc` (T / 2 f32); inline PTX
+  /// (MLIR's NVVM op takes A from shared memory only).
+  SmallVector<Value> mma(OpBuilder &b, Location loc, ValueRange acc,
+                         ValueRange a, Value descriptor) const {
+    MLIRContext *context = b.getContext();
+    const int64_t n = w.tokens / 2;
+    std::string ptx;
+    llvm::raw_string_ostream os(ptx);
+    os << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * n + 5
+       << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << w.tokens
+       << "k16.f32.bf16.bf16 {";
+    for (int64_t i = 0; i < n; ++i)
+      os << (i ? ", " : "") << "$" << i;
+    os << "}, {$" << 2 * n << ", $" << 2 * n + 1 << ", $" << 2 * n + 2
+       << ", $" << 2 * n + 3 << "}, $" << 2 * n + 4 << ", p, 1, 1, 0;\n}";
+    std::string constraints;
+    for (int64_t i = 0; i < n; ++i)
+      constraints += "=f,";
+    for (int64_t i = 0; i < n; ++i)
+      constraints += std::to_string(i) + ",";
+    constraints += "r,r,r,r,l,r";
+    SmallVector<Type> types(n, b.getF32Type());
+    auto result = LLVM::LLVMStructType::getLiteral(context, types);
+    SmallVector<Value> operands(acc.begin(), acc.end());
+    operands.append(a.begin(), a.end());
+    operands.push_back(descriptor);
+    operands.push_back(arith::ConstantIntOp::create(b, loc, 1, 32));
+    auto asmOp = LLVM::InlineAsmOp::create(
+        b, loc, result, operands, ptx, constraints,
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    SmallVector<Value> sums;
+    for (int64_t i = 0; i < n; ++i)
+      sums.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
+                                                  ArrayRef<int64_t>{i}));
+    return sums;
+  }
+
+  /// Stores lane `lane` of warp `warp`'s sums of its warpgroup's tile `c`
+  /// (PTX ISA wgmma D fragment: register i is row 16 (warp % 4) + g +
+  /// 8 ((i / 2) % 2), column 8 (i / 4) + 2 q + i % 2), times the global
+  /// scale: rows are weight columns, columns tokens.
+  void store(Emitter &at, Value block, Value tokenBlock, Value warp,
+             Value lane, int64_t c, ArrayRef<Value> sums) const {
+    OpBuilder &b = at.builder();
+    Location loc = at.location();
+    Type outElement = cast<MemRefType>(out.getType()).getElementType();
+    Value g = at.div(lane, 4), q = at.rem(lane, 4);
+    Value group = at.div(warp, 4);
+    Value tile64 = at.add(at.add(at.mul(block, w.warpgroups * w.groupTiles),
+                                 at.mul(group, w.groupTiles)),
+                          c);
+    Value column0 =
+        at.add(at.add(at.mul(tile64, 64), at.mul(at.rem(warp, 4), 16)), g);
+    Value token0 = at.add(at.mul(tokenBlock, w.tokens), at.mul(q, 2));
+    for (int64_t i = 0; i < w.tokens / 2; ++i) {
+      Value column = at.add(column0, 8 * ((i / 2) % 2));
+      Value token = at.add(token0, 8 * (i / 4) + i % 2);
+      Value value = arith::MulFOp::create(b, loc, sums[i], globalScale);
+      if (value.getType() != outElement)
+        value = arith::TruncFOp::create(b, loc, outElement, value);
+      auto inside = scf::IfOp::create(
+          b, loc, at.andI1(at.lt(token, p.m), at.lt(column, p.n)),
+          /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&inside.getThenRegion().front());
+      memref::StoreOp::create(b, loc, value, out,
+                              ValueRange{at.add(at.mul(token, p.n), column)});
+    }
+  }
+
+private:
+  const WgmmaPlan &w;
+  const HopperMatmulPlan &p;
+  Value lhs, out, globalScale;
+  Value stages; // the blocks' stages (i32 words)
+  bool onHost;
+};
+
+/// One chunk's weight of a warp: per warpgroup tile, the lane's words.
+SmallVector<ChunkWords, 2> loadChunk(const WgmmaPlan &w,
+                                  const HopperMatmulEmitter &weights,
+                                  const WgmmaEmitter &emitter, Emitter &at,
+                                  Value block, Value warp, Value lane,
+                                  Value chunk) {
+  SmallVector<ChunkWords, 2> words;
+  for (int64_t c = 0; c < w.groupTiles; ++c)
+    words.push_back(
+        weights.load(at, emitter.columnTile(at, block, warp, c), lane, chunk));
+  return words;
+}
+
+/// Whether every tile's scale codes of `words` allow the folded decode.
+Value chunkFolds(const HopperMatmulEmitter &weights, Emitter &at,
+                 ArrayRef<ChunkWords> words) {
+  Value all = weights.folds(at, words.front());
+  for (const ChunkWords &d : words.drop_front())
+    all = at.andI1(all, weights.folds(at, d));
+  return all;
+}
+
+/// The A fragments of `words` ([tile][step j][a0..a3]), the folded or the
+/// exact decode by `fast`.
+SmallVector<Value> decodeChunk(const WgmmaPlan &w,
+                               const HopperMatmulEmitter &weights,
+                               OpBuilder &b, Location loc, Value fast,
+                               ArrayRef<ChunkWords> words) {
+  auto decoded = scf::IfOp::create(
+      b, loc, fast,
+      [&](OpBuilder &rb, Location rl) {
+        SmallVector<Value> all;
+        for (const ChunkWords &d : words)
+          llvm::append_range(all, weights.decode(rb, rl, d, true));
+        scf::YieldOp::create(rb, rl, all);
+      },
+      [&](OpBuilder &rb, Location rl) {
+        SmallVector<Value> all;
+        for (const ChunkWords &d : words)
+          llvm::append_range(all, weights.decode(rb, rl, d, false));
+        scf::YieldOp::create(rb, rl, all);
+      });
+  (void)w;
+  return SmallVector<Value>(decoded.getResults());
+}
+
+/// `values` (i32) through an opaque move each: new registers.
+SmallVector<Value> pinned(OpBuilder &b, Location loc, ValueRange values) {
+  MLIRContext *context = b.getContext();
+  SmallVector<Value> copies;
+  for (Value v : values)
+    copies.push_back(
+        LLVM::InlineAsmOp::create(
+            b, loc, b.getI32Type(), ValueRange{v}, "mov.b32 $0, $1;", "=r,r",
+            /*has_side_effects=*/true, /*is_align_stack=*/false,
+            LLVM::tailcallkind::TailCallKind::None,
+            LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
+            /*operand_attrs=*/ArrayAttr())
+            .getResult(0));
+  return copies;
+}
+
+SmallVector<Value> flattenChunk(ArrayRef<ChunkWords> words) {
+  SmallVector<Value> all;
+  for (const ChunkWords &d : words)
+    llvm::append_range(all, d.flatten());
+  return all;
+}
+
+SmallVector<ChunkWords, 2> unflattenChunk(const WgmmaPlan &w, ValueRange all) {
+  SmallVector<ChunkWords, 2> words;
+  const int64_t size = w.base.chunkValues();
+  for (int64_t c = 0; c < w.groupTiles; ++c)
+    words.push_back(ChunkWords::unflatten(w.base, all.slice(c * size, size)));
+  return words;
+}
+} // namespace
+
+static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
+                                       const WgmmaPlan &w,
+                                       gpu::GPUModuleOp kernels,
+                                       StringRef name, ArrayRef<Type> argTypes,
+                                       const MixedMatmulOptions &options) {
+  MLIRContext *context = op.getContext();
+  Location loc = op.getLoc();
+  const HopperMatmulPlan &p = w.base;
+  KernelSignature signature;
+  signature.name = name.str();
+  signature.arguments.assign(argTypes.begin(), argTypes.end());
+  signature.noAliasBuffers = 4;
+  signature.blockSize = static_cast<int32_t>(w.threads());
+  gpu::GPUFuncOp function = buildKernelFunction(kernels, loc, signature);
+  OpBuilder b(context);
+  if (options.maxRegisters)
+    function->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                      b.getI32IntegerAttr(
+                          static_cast<int32_t>(options.maxRegisters)));
+  // The swizzle is a function of the address: stages start on 1024 bytes.
+  Value stages = addSharedBuffer(
+      function,
+      getSharedMemRefType({w.stages * w.stageBytes() / 4}, b.getI32Type()),
+      loc, /*alignment=*/kSwizzleAtomBytes);
+  Block &entry = function.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  Emitter e(b, loc);
+  Value lhs = entry.getArgument(0), values = entry.getArgument(1),
+        scales = entry.getArgument(2), out = entry.getArgument(3),
+        globalScale = entry.getArgument(4);
+  HopperMatmulEmitter weights(p, lhs, values, scales, out, globalScale,
+                              Value(), /*onHost=*/false);
+  WgmmaEmitter emitter(w, lhs, out, globalScale, stages, /*onHost=*/false);
+  Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value lane = e.rem(thread, 32), warp = e.div(thread, 32);
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value tokenBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value sharedBase = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, stages));
+  const int64_t chunks = p.chunks, depth = w.stages;
+  auto chunkAt = [&](Emitter &at, Value step) -> Value {
+    return arith::MinUIOp::create(at.builder(), at.location(), step,
+                                  at.index(chunks - 1));
+  };
+  // Prologue: chunks 0 .. S - 2 into their stages (one group each, empty
+  // groups past the chunks so that every thread counts the same); the
+  // weight of chunks 0 and 1, chunk 0 decoded.
+  for (int64_t s = 0; s + 1 < depth; ++s) {
+    if (s < chunks)
+      emitter.copyChunk(e, tokenBlock, thread, e.index(s), e.index(s));
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  }
+  SmallVector<ChunkWords, 2> first =
+      loadChunk(w, weights, emitter, e, block, warp, lane, e.index(0));
+  SmallVector<ChunkWords, 2> second = loadChunk(w, weights, emitter, e, block,
+                                             warp, lane, chunkAt(e, e.index(1)));
+  auto vote = [&](OpBuilder &at, Location l, Value folds) -> Value {
+    Emitter x(at, l);
+    return NVVM::VoteSyncOp::create(at, l, at.getI1Type(), x.i32(-1), folds,
+                                    NVVM::VoteSyncKind::all);
+  };
+  SmallVector<Value> fragments = decodeChunk(
+      w, weights, b, loc, vote(b, loc, chunkFolds(weights, e, first)), first);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  const int64_t accumulators = w.accumulators();
+  SmallVector<Value> carried(accumulators, zero);
+  carried.append(fragments);
+  carried.append(flattenChunk(second));
+  const int64_t fragmentCount = 16 * w.groupTiles;
+  auto loop = scf::ForOp::create(
+      b, loc, e.index(0), e.index(chunks), e.index(1), carried,
+      [&](OpBuilder &lb, Location ll, Value i, ValueRange args) {
+        Emitter body(lb, ll);
+        SmallVector<Value> sums(args.take_front(accumulators));
+        ValueRange fragments = args.slice(accumulators, fragmentCount);
+        SmallVector<ChunkWords, 2> next = unflattenChunk(
+            w, args.drop_front(accumulators + fragmentCount));
+        // Stage i has landed (at most S - 2 later groups pending) and every
+        // warpgroup is done with chunk i - 1's stage.
+        NVVM::CpAsyncWaitGroupOp::create(lb, ll, depth - 2);
+        gpu::BarrierOp::create(lb, ll);
+        Value ahead = body.add(i, depth - 1);
+        auto copy = scf::IfOp::create(lb, ll, body.lt(ahead, chunks),
+                                      /*withElseRegion=*/false);
+        {
+          OpBuilder::InsertionGuard guard(lb);
+          lb.setInsertionPointToStart(&copy.getThenRegion().front());
+          Emitter in(lb, ll);
+          emitter.copyChunk(in, tokenBlock, thread, ahead,
+                            in.rem(ahead, depth));
+        }
+        NVVM::CpAsyncCommitGroupOp::create(lb, ll);
+        // Every wgmma input is defined before the fence: ptxas serializes
+        // the wgmmas of a stage whose inputs other instructions define
+        // between them.
+        Value stage = body.rem(i, depth);
+        SmallVector<Value, 4> descriptors;
+        for (int64_t j = 0; j < 4; ++j)
+          descriptors.push_back(emitter.descriptor(body, sharedBase, stage, j));
+        // The A registers as copies the wgmmas alone read: without them
+        // the backend coalesces the next chunk's decode (the loop's phi)
+        // into the registers the wgmmas in flight read, and ptxas
+        // serializes the wgmmas.
+        SmallVector<Value> a = pinned(lb, ll, fragments);
+        NVVM::WgmmaFenceAlignedOp::create(lb, ll);
+        for (int64_t j = 0; j < 4; ++j) {
+          Value desc = descriptors[j];
+          for (int64_t c = 0; c < w.groupTiles; ++c) {
+            const int64_t n = w.tokens / 2;
+            SmallVector<Value> updated = emitter.mma(
+                lb, ll, ArrayRef<Value>(sums).slice(c * n, n),
+                ArrayRef<Value>(a).slice(16 * c + 4 * j, 4), desc);
+            std::copy(updated.begin(), updated.end(), sums.begin() + c * n);
+          }
+        }
+        NVVM::WgmmaGroupSyncAlignedOp::create(lb, ll);
+        // Chunk i + 2's words load while the wgmmas run (past the last
+        // chunk: the last again, unused); chunk i + 1's decode waits for
+        // them: ptxas serializes wgmmas whose stage spans a branch (the
+        // decode's fold vote), and the other warpgroups of the SM keep the
+        // tensor cores busy meanwhile.
+        SmallVector<ChunkWords, 2> after =
+            loadChunk(w, weights, emitter, body, block, warp, lane,
+                      chunkAt(body, body.add(i, 2)));
+        Value fast = vote(lb, ll, chunkFolds(weights, body, next));
+        NVVM::WgmmaWaitGroupSyncOp::create(lb, ll, 0);
+        SmallVector<Value> decoded =
+            decodeChunk(w, weights, lb, ll, fast, next);
+        SmallVector<Value> yielded = sums;
+        yielded.append(decoded);
+        yielded.append(flattenChunk(after));
+        scf::YieldOp::create(lb, ll, yielded);
+      });
+  SmallVector<Value> sums(loop.getResults().take_front(accumulators));
+  const int64_t n = w.tokens / 2;
+  for (int64_t c = 0; c < w.groupTiles; ++c)
+    emitter.store(e, block, tokenBlock, warp, lane, c,
+                  ArrayRef<Value>(sums).slice(c * n, n));
+  b.setInsertionPointToEnd(&entry);
+  gpu::ReturnOp::create(b, loc);
+  return function;
+}
+
+LogicalResult mlir::microscale::outlineHopperWgmmaMatmul(
+    MixedMatmulStorageOp op, gpu::GPUModuleOp kernels, unsigned index,
+    const nvvm::NVIDIAChip &chip, int64_t smCount,
+    const MixedMatmulOptions &options) {
+  if (!chip.hasWGMMA)
+    return op.emitOpError()
+           << "the Hopper-layout matmul above 64 rows uses wgmma (sm_90a); "
+           << chip.name
+           << " has none: convert_layout the weight to "
+              "#microscale.strided<major_dim = -2> for the K-major kernel";
+  FailureOr<WgmmaPlan> planned = planWgmmaMatmul(
+      op, options, chip, smCount ? smCount : chip.defaultSMCount);
+  if (failed(planned))
+    return failure();
+  const WgmmaPlan &w = *planned;
+  SmallVector<Type> types = kernelArguments(op, w.base);
+  gpu::GPUFuncOp function = buildWgmmaKernel(
+      op, w, kernels, ("mixed_matmul_wgmma_" + Twine(index)).str(), types,
+      options);
+  OpBuilder builder(op);
+  Emitter host(builder, op.getLoc());
+  gpu::LaunchFuncOp::create(
+      builder, op.getLoc(), function,
+      gpu::KernelDim3{host.index(w.columnBlocks()),
+                      host.index(w.tokenBlocks()), host.index(1)},
+      gpu::KernelDim3{host.index(w.threads()), host.index(1), host.index(1)},
+      Value(), kernelOperands(builder, op, types));
+  op.erase();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Host emulation
+//===----------------------------------------------------------------------===//
+
+/// One wgmma m64nTk16 of a warpgroup on the host, written from the
+/// element's side of the PTX ISA: A(r, k) is half k % 2 of register
+/// (r % 16) / 8 + 2 (k / 8) of lane 4 (r % 8) + (k % 8) / 2 of warp r / 16
+/// (the mma.sync m16n8k16 table per warp); B(k, t) is read at the address
+/// the descriptor gives (start + (t / 8) SBO + (t % 8) 128 + 2 k, then the
+/// 128-byte swizzle: bits 4-6 XOR bits 7-9), decoding the descriptor's
+/// fields, not the kernel's arithmetic; D(r, t) is register
+/// 4 (t / 8) + 2 ((r % 16) / 8) + t % 2 of lane 4 (r % 8) + (t % 8) / 2.
+/// `a`: [warp][tile][32 lanes][16] i32 (tile `c`'s step `j` at 4 j),
+/// `acc`: [warp][tile][32 lanes][T / 2] f32, `stages`: i32 words.
+static void emulateWgmma(OpBuilder &b, Location loc, const WgmmaPlan &w,
+                         Value a, Value acc, Value stages, Value group,
+                         int64_t c, int64_t j, Value descriptor) {
+  Emitter e(b, loc);
+  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  auto field = [&](int64_t shift, int64_t mask) {
+    Value v = arith::ShRUIOp::create(
+        b, loc, descriptor, arith::ConstantIntOp::create(b, loc, i64, shift));
+    v = arith::AndIOp::create(b, loc, v,
+                              arith::ConstantIntOp::create(b, loc, i64, mask));
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
+        .getResult();
+  };
+  Value start = e.mul(field(0, 0x3FFF), 16);
+  Value strideBytes = e.mul(field(32, 0x3FFF), 16);
+  // Swizzle mode 1 (128B) is the only one the kernel uses; anything else
+  // reads garbage here, as the hardware would read another layout.
+  Value swizzle128 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           field(62, 3), e.index(1));
+  auto half = [&](Emitter &x, Value word, Value which) {
+    Value bits = x.shl(x.band(x.shrV(word, x.toI32(x.mul(which, 16))), 0xFFFF),
+                       16);
+    return arith::BitcastOp::create(x.builder(), x.location(), f32, bits)
+        .getResult();
+  };
+  auto rows = scf::ForOp::create(b, loc, e.index(0), e.index(64), e.index(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(rows.getBody());
+  Value r = rows.getInductionVar();
+  auto tokens =
+      scf::ForOp::create(b, loc, e.index(0), e.index(w.tokens), e.index(1));
+  b.setInsertionPointToStart(tokens.getBody());
+  Value t = tokens.getInductionVar();
+  Value warp = e.add(e.mul(group, 4), e.div(r, 16));
+  Value laneD = e.add(e.mul(e.rem(r, 8), 4), e.div(e.rem(t, 8), 2));
+  Value regD = e.add(e.add(e.mul(e.div(t, 8), 4), e.mul(e.div(e.rem(r, 16), 8), 2)),
+                     e.rem(t, 2));
+  Value startSum = memref::LoadOp::create(
+      b, loc, acc, ValueRange{warp, e.index(c), laneD, regD});
+  auto sum = scf::ForOp::create(
+      b, loc, e.index(0), e.index(16), e.index(1), ValueRange{startSum},
+      [&](OpBuilder &kb, Location kl, Value k, ValueRange partial) {
+        Emitter x(kb, kl);
+        Value laneA = x.add(x.mul(x.rem(r, 8), 4), x.div(x.rem(k, 8), 2));
+        Value regA = x.add(x.add(x.div(x.rem(r, 16), 8), x.mul(x.div(k, 8), 2)),
+                           4 * j);
+        Value av = half(x,
+                        memref::LoadOp::create(
+                            kb, kl, a, ValueRange{warp, x.index(c), laneA, regA}),
+                        x.rem(k, 2));
+        Value address =
+            x.add(x.add(x.add(start, x.mul(x.div(t, 8), strideBytes)),
+                        x.mul(x.rem(t, 8), kRowBytes)),
+                  x.mul(k, 2));
+        Value swizzled = arith::XOrIOp::create(
+            kb, kl, address, x.mul(x.rem(x.div(address, 128), 8), 16));
+        address = x.select(swizzle128, swizzled, address);
+        // The stages' shared address is 0 here: the buffer's own offsets.
+        Value word = memref::LoadOp::create(kb, kl, stages,
+                                            ValueRange{x.div(address, 4)});
+        Value bv = half(x, word, x.rem(x.div(address, 2), 2));
+        Value product = arith::MulFOp::create(kb, kl, av, bv);
+        scf::YieldOp::create(
+            kb, kl,
+            ValueRange{arith::AddFOp::create(kb, kl, partial[0], product)});
+      });
+  memref::StoreOp::create(b, loc, sum.getResult(0), acc,
+                          ValueRange{warp, e.index(c), laneD, regD});
+}
+
+bool mlir::microscale::emulateHopperWgmmaMatmulOnHost(
+    MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip, int64_t smCount,
+    const MixedMatmulOptions &options) {
+  FailureOr<WgmmaPlan> planned;
+  {
+    ScopedDiagnosticHandler silence(op.getContext(),
+                                    [](Diagnostic &) { return success(); });
+    if (!chip.hasWGMMA)
+      return false;
+    planned = planWgmmaMatmul(op, options, chip,
+                              smCount ? smCount : chip.defaultSMCount);
+    if (failed(planned))
+      return false;
+  }
+  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
+                               scf::SCFDialect, vector::VectorDialect,
+                               LLVM::LLVMDialect>();
+  const WgmmaPlan &w = *planned;
+  const HopperMatmulPlan &p = w.base;
+  Location loc = op.getLoc();
+  OpBuilder b(op);
+  Emitter e(b, loc);
+  SmallVector<Type> types = kernelArguments(op, p);
+  SmallVector<Value> args = kernelOperands(b, op, types);
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Value stages = memref::AllocaOp::create(
+      b, loc, MemRefType::get({w.stages * w.stageBytes() / 4}, i32),
+      ValueRange{}, b.getI64IntegerAttr(kSwizzleAtomBytes));
+  HopperMatmulEmitter weights(p, args[0], args[1], args[2], args[3], args[4],
+                              Value(), /*onHost=*/true);
+  WgmmaEmitter emitter(w, args[0], args[3], args[4], stages, /*onHost=*/true);
+  const int64_t warps = 4 * w.warpgroups, n = w.tokens / 2;
+  Value acc = memref::AllocaOp::create(
+      b, loc, MemRefType::get({warps, w.groupTiles, 32, n}, f32));
+  Value aRegs = memref::AllocaOp::create(
+      b, loc, MemRefType::get({warps, w.groupTiles, 32, 16}, i32));
+  auto loop = [&](Value lo, Value hi) {
+    auto forOp = scf::ForOp::create(b, loc, lo, hi, e.index(1));
+    b.setInsertionPointToStart(forOp.getBody());
+    return forOp.getInductionVar();
+  };
+  auto upTo = [&](int64_t count) { return loop(e.index(0), e.index(count)); };
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value tokenBlock = upTo(w.tokenBlocks());
+  Value block = upTo(w.columnBlocks());
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Value warp = upTo(warps), c = upTo(w.groupTiles), lane = upTo(32),
+          i = upTo(n);
+    memref::StoreOp::create(b, loc, zero, acc, ValueRange{warp, c, lane, i});
+  }
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Value chunk = upTo(p.chunks);
+    // The kernel copies chunk i into stage i % S.
+    Value stage = e.rem(chunk, w.stages);
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Value thread = upTo(w.threads());
+      emitter.copyChunk(e, tokenBlock, thread, chunk, stage);
+    }
+    {
+      OpBuilder::InsertionGuard inner(b);
+      Value warp = upTo(warps);
+      auto vote = scf::ForOp::create(
+          b, loc, e.index(0), e.index(32), e.index(1),
+          ValueRange{arith::ConstantIntOp::create(b, loc, 1, 1)},
+          [&](OpBuilder &lb, Location ll, Value lane, ValueRange all) {
+            Emitter x(lb, ll);
+            SmallVector<ChunkWords, 2> words =
+                loadChunk(w, weights, emitter, x, block, warp, lane, chunk);
+            scf::YieldOp::create(
+                lb, ll,
+                ValueRange{x.andI1(all[0], chunkFolds(weights, x, words))});
+          });
+      Value lane = upTo(32);
+      SmallVector<ChunkWords, 2> words =
+          loadChunk(w, weights, emitter, e, block, warp, lane, chunk);
+      SmallVector<Value> fragments =
+          decodeChunk(w, weights, b, loc, vote.getResult(0), words);
+      for (int64_t f = 0; f < 16 * w.groupTiles; ++f)
+        memref::StoreOp::create(
+            b, loc, fragments[f], aRegs,
+            ValueRange{warp, e.index(f / 16), lane, e.index(f % 16)});
+    }
+    // The kernel's wgmmas in its order: step j, then tile, per warpgroup.
+    Value group = upTo(w.warpgroups);
+    Value sharedBase =
+        arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t c = 0; c < w.groupTiles; ++c)
+        emulateWgmma(b, loc, w, aRegs, acc, stages, group, c, j,
+                     emitter.descriptor(e, sharedBase, stage, j));
+  }
+  Value warp = upTo(warps), lane = upTo(32);
+  for (int64_t c = 0; c < w.groupTiles; ++c) {
+    SmallVector<Value> sums;
+    for (int64_t i = 0; i < n; ++i)
+      sums.push_back(memref::LoadOp::create(
+          b, loc, acc, ValueRange{warp, e.index(c), lane, e.index(i)}));
+    emitter.store(e, block, tokenBlock, warp, lane, c, sums);
+  }
+  op.erase();
+  return true;
+}

@@ -3,8 +3,8 @@
 # microscale-gpu-to-ptx) of the matmul benchmark as cubins (ptxas here):
 # small correctness shapes, issue 8's benchmark shapes and its MoE case.
 #   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR [sweep]
-# With "hopper", the Hopper-layout kernel on the decode shapes beside the
-# K-major one. With "sweep", the decode shapes instead, at several tilings; with "check",
+# With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
+# K-major one; with "wgmma", only the cases above 64 rows. With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -145,22 +145,8 @@ MLIR
   rm "$out/$name.lowered.mlir" "$out/$name.mlir"
   echo "$m $k $n $threads $name ${grid}0 $m $entry 0 hopper4" >> "$out/cases.txt"
 }
-if [ "$mode" = hopper ]; then
-  # Correctness first: a half last chunk, partial column tiles, odd M, 8
-  # row tiles, uneven split ranges.
-  emit_hopper 1 64 16
-  emit_hopper 5 160 40
-  emit_hopper 33 96 48
-  emit_hopper 64 640 200 3
-  # The decode shapes beside the K-major kernel and cuBLAS (same run);
-  # K = 1504, N = 1000: neither a multiple of the 64-K chunk nor of the
-  # 16-column tile.
-  for kn in "2880 5760" "2880 2880" "8192 8192" "1504 1000"; do
-    for m in 1 16 64; do
-      emit_hopper $m $kn
-      emit $m $kn
-    done
-  done
+# The wgmma kernel's cases (the Hopper layout above 64 rows).
+wgmma_cases() {
   # Above decode sizes: the wgmma kernel beside the K-major one; M = 100
   # and 1000 and K = 1504, N = 1000: not multiples of the token tile, the
   # 64-K chunk or the 64-column tile.
@@ -183,9 +169,32 @@ if [ "$mode" = hopper ]; then
       emit_hopper 4096 $kn $config
     done
   done
-  for config in "0 0 64 4 0" "0 0 128 4 0" "0 0 128 8 0" "0 32 64 4 0"; do
-    emit_hopper 256 2880 5760 $config
+  for kn in "2880 5760" "2880 2880"; do
+    for config in "0 0 32 4 0" "0 0 64 4 0" "0 0 128 4 0" "0 0 32 8 0" \
+                  "0 0 64 8 0" "0 32 64 4 0"; do
+      emit_hopper 256 $kn $config
+    done
   done
+}
+if [ "$mode" = wgmma ]; then
+  wgmma_cases
+elif [ "$mode" = hopper ]; then
+  # Correctness first: a half last chunk, partial column tiles, odd M, 8
+  # row tiles, uneven split ranges.
+  emit_hopper 1 64 16
+  emit_hopper 5 160 40
+  emit_hopper 33 96 48
+  emit_hopper 64 640 200 3
+  # The decode shapes beside the K-major kernel and cuBLAS (same run);
+  # K = 1504, N = 1000: neither a multiple of the 64-K chunk nor of the
+  # 16-column tile.
+  for kn in "2880 5760" "2880 2880" "8192 8192" "1504 1000"; do
+    for m in 1 16 64; do
+      emit_hopper $m $kn
+      emit $m $kn
+    done
+  done
+  wgmma_cases
   # Beside the planner's choices: 32 columns per warp, and more warps.
   for kn in "2880 5760" "8192 8192"; do
     emit_hopper 1 $kn 0 32

@@ -31,10 +31,12 @@
 // The pipeline, per chunk i: wait for stage i's copies (at most S - 2
 // groups pending) and barrier (every warpgroup's wgmmas of chunk i - 1 are
 // complete: each waited before it); copy chunk i + S - 1 into chunk i - 1's
-// stage; fence, 4 x ct wgmmas on chunk i's decoded A registers, commit;
-// load chunk i + 2's weight words while the wgmmas run; wait for them;
-// decode chunk i + 1's (after the wait: see the loop). The global scale
-// and the bf16 rounding are applied in the epilogue.
+// stage; load chunk i + D + 1's weight words (D chunks of words queue in
+// registers); fence, 4 x ct wgmmas on chunk
+// i's decoded A registers, commit, wait for them; decode chunk i + 1's
+// words (after the wait: ptxas serializes the wgmmas otherwise, see the
+// loop). The global scale and the bf16 rounding are applied in the
+// epilogue.
 //
 // Tiling: W warpgroups per block (the block's tokens shared), ct 64-column
 // tiles per warpgroup, T tokens per block tile (a multiple of 8 up to 256),
@@ -69,6 +71,7 @@ struct WgmmaPlan {
   int64_t warpgroups;    // W
   int64_t groupTiles;    // ct: 64-column tiles per warpgroup
   int64_t stages;        // S
+  int64_t weightDepth;   // chunks of weight words in registers ahead
 
   int64_t threads() const { return 128 * warpgroups; }
   int64_t blockColumns() const { return 64 * groupTiles * warpgroups; }
@@ -110,19 +113,26 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
   for (auto [name, value] :
        {std::pair<StringRef, int64_t>{"unroll", options.unroll},
         {"split_k", options.splitK},
-        {"weight_stages", options.weightStages},
         {"chunk_k", options.chunkK}})
     if (value)
       return op.emitOpError()
              << "tiling " << name
              << " does not apply to the Hopper-layout wgmma matmul (above "
                 "64 rows: warp_rows = tokens per block tile, column_warps = "
-                "warps per block, warp_columns, activation_stages and "
-                "max_registers do)";
+                "warps per block, warp_columns, activation_stages, "
+                "weight_stages and max_registers do)";
   // Tokens: as few 128-token tiles as cover M, evened out (M = 100 takes
   // one tile of 104, not 128 with 28 rows of zeros).
   const int64_t tokenTiles = llvm::divideCeil(p.m, 128);
   w.tokens = llvm::alignTo(llvm::divideCeil(p.m, tokenTiles), 8);
+  // Smaller tiles while the blocks of one warpgroup would not give every
+  // SM two: a block's chunks follow one another, so the blocks in flight
+  // are what hides their latency at a few hundred rows.
+  while (w.tokens > 32 &&
+         static_cast<int64_t>(llvm::divideCeil(p.n, 64) *
+                              llvm::divideCeil(p.m, w.tokens)) <
+             2 * smCount)
+    w.tokens = llvm::alignTo(llvm::divideCeil(w.tokens, 2), 8);
   if (options.warpRows) {
     if (options.warpRows % 8 || options.warpRows < 8 ||
         options.warpRows > 256)
@@ -142,9 +152,11 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
     w.groupTiles = options.warpColumns / 16;
   }
   // Two warpgroups share a block's activations (half the L2 reads per
-  // product of one) where the blocks still cover every SM; else one.
+  // product of one) on tiles of 128 tokens or more where the blocks still
+  // cover every SM; else one (on the H200, 64-token tiles ran 15-17%
+  // faster with one: docs/performance.md).
   w.warpgroups = 2;
-  if (w.columnBlocks() * w.tokenBlocks() < smCount)
+  if (w.tokens < 128 || w.columnBlocks() * w.tokenBlocks() < smCount)
     w.warpgroups = 1;
   if (options.columnWarps) {
     if (options.columnWarps % 4 || options.columnWarps > 16)
@@ -154,9 +166,10 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
                                  "for the Hopper-layout wgmma matmul";
     w.warpgroups = options.columnWarps / 4;
   }
-  // Stages: as many as static shared memory holds, at most 4; at least 2.
+  // Stages: as many as static shared memory holds (each one more chunk of
+  // activations in flight), at most 8; at least 2.
   const int64_t shared = chip.staticSharedMemoryPerBlock;
-  w.stages = std::min<int64_t>(4, shared / w.stageBytes());
+  w.stages = std::min<int64_t>(8, shared / w.stageBytes());
   if (options.activationStages) {
     if (options.activationStages < 2 || options.activationStages > 8)
       return op.emitOpError() << "tiling activation_stages = "
@@ -164,6 +177,20 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
                               << " must be 2 to 8 for the Hopper-layout "
                                  "wgmma matmul";
     w.stages = options.activationStages;
+  }
+  // Weight words a few chunks ahead in registers (5 per 16-column tile
+  // and chunk): a chunk's loads have that many iterations to land. Small
+  // token tiles (short iterations) take 4, large ones 2 (their registers
+  // are the accumulators').
+  w.weightDepth = w.tokens <= 64 ? 4 : 2;
+  if (options.weightStages) {
+    if (options.weightStages < 1 || options.weightStages > 8)
+      return op.emitOpError() << "tiling weight_stages = "
+                              << options.weightStages
+                              << " must be 1 to 8 for the Hopper-layout "
+                                 "wgmma matmul (chunks of weight words "
+                                 "loaded ahead)";
+    w.weightDepth = options.weightStages;
   }
   if (w.stages < 2 || w.stages * w.stageBytes() > shared)
     return op.emitOpError()
@@ -421,22 +448,6 @@ SmallVector<Value> decodeChunk(const WgmmaPlan &w,
   return SmallVector<Value>(decoded.getResults());
 }
 
-/// `values` (i32) through an opaque move each: new registers.
-SmallVector<Value> pinned(OpBuilder &b, Location loc, ValueRange values) {
-  MLIRContext *context = b.getContext();
-  SmallVector<Value> copies;
-  for (Value v : values)
-    copies.push_back(
-        LLVM::InlineAsmOp::create(
-            b, loc, b.getI32Type(), ValueRange{v}, "mov.b32 $0, $1;", "=r,r",
-            /*has_side_effects=*/true, /*is_align_stack=*/false,
-            LLVM::tailcallkind::TailCallKind::None,
-            LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
-            /*operand_attrs=*/ArrayAttr())
-            .getResult(0));
-  return copies;
-}
-
 SmallVector<Value> flattenChunk(ArrayRef<ChunkWords> words) {
   SmallVector<Value> all;
   for (const ChunkWords &d : words)
@@ -508,8 +519,13 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   }
   SmallVector<ChunkWords, 2> first =
       loadChunk(w, weights, emitter, e, block, warp, lane, e.index(0));
-  SmallVector<ChunkWords, 2> second = loadChunk(w, weights, emitter, e, block,
-                                             warp, lane, chunkAt(e, e.index(1)));
+  // The queue of weight words: chunks 1 .. D, oldest first.
+  SmallVector<Value> queue;
+  for (int64_t d = 1; d <= w.weightDepth; ++d)
+    llvm::append_range(queue,
+                       flattenChunk(loadChunk(w, weights, emitter, e, block,
+                                              warp, lane,
+                                              chunkAt(e, e.index(d)))));
   auto vote = [&](OpBuilder &at, Location l, Value folds) -> Value {
     Emitter x(at, l);
     return NVVM::VoteSyncOp::create(at, l, at.getI1Type(), x.i32(-1), folds,
@@ -521,16 +537,41 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   const int64_t accumulators = w.accumulators();
   SmallVector<Value> carried(accumulators, zero);
   carried.append(fragments);
-  carried.append(flattenChunk(second));
+  carried.append(queue);
+  const int64_t queued = w.base.chunkValues() * w.groupTiles;
   const int64_t fragmentCount = 16 * w.groupTiles;
+  // One stage: the wgmmas of a chunk on its decoded A registers, then the
+  // wait for them. Nothing else lies between: with the next chunk's
+  // decode (straight-line or not) between the commit and the wait, ptxas
+  // 13.0 serializes the wgmmas (advisory C7513), which costs more than
+  // the overlap gains; the SM's other warpgroups fill the tensor cores
+  // while this one decodes.
+  auto wgmmaStage = [&](OpBuilder &sb, Location sl, ArrayRef<Value> start,
+                        ValueRange fragments, ArrayRef<Value> descriptors) {
+    SmallVector<Value> a(fragments);
+    SmallVector<Value> sums(start);
+    NVVM::WgmmaFenceAlignedOp::create(sb, sl);
+    const int64_t n = w.tokens / 2;
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t c = 0; c < w.groupTiles; ++c) {
+        SmallVector<Value> updated = emitter.mma(
+            sb, sl, ArrayRef<Value>(sums).slice(c * n, n),
+            ArrayRef<Value>(a).slice(16 * c + 4 * j, 4), descriptors[j]);
+        std::copy(updated.begin(), updated.end(), sums.begin() + c * n);
+      }
+    NVVM::WgmmaGroupSyncAlignedOp::create(sb, sl);
+    NVVM::WgmmaWaitGroupSyncOp::create(sb, sl, 0);
+    return sums;
+  };
   auto loop = scf::ForOp::create(
       b, loc, e.index(0), e.index(chunks), e.index(1), carried,
       [&](OpBuilder &lb, Location ll, Value i, ValueRange args) {
         Emitter body(lb, ll);
         SmallVector<Value> sums(args.take_front(accumulators));
         ValueRange fragments = args.slice(accumulators, fragmentCount);
-        SmallVector<ChunkWords, 2> next = unflattenChunk(
-            w, args.drop_front(accumulators + fragmentCount));
+        ValueRange queue = args.drop_front(accumulators + fragmentCount);
+        SmallVector<ChunkWords, 2> next =
+            unflattenChunk(w, queue.take_front(queued));
         // Stage i has landed (at most S - 2 later groups pending) and every
         // warpgroup is done with chunk i - 1's stage.
         NVVM::CpAsyncWaitGroupOp::create(lb, ll, depth - 2);
@@ -553,37 +594,18 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         SmallVector<Value, 4> descriptors;
         for (int64_t j = 0; j < 4; ++j)
           descriptors.push_back(emitter.descriptor(body, sharedBase, stage, j));
-        // The A registers as copies the wgmmas alone read: without them
-        // the backend coalesces the next chunk's decode (the loop's phi)
-        // into the registers the wgmmas in flight read, and ptxas
-        // serializes the wgmmas.
-        SmallVector<Value> a = pinned(lb, ll, fragments);
-        NVVM::WgmmaFenceAlignedOp::create(lb, ll);
-        for (int64_t j = 0; j < 4; ++j) {
-          Value desc = descriptors[j];
-          for (int64_t c = 0; c < w.groupTiles; ++c) {
-            const int64_t n = w.tokens / 2;
-            SmallVector<Value> updated = emitter.mma(
-                lb, ll, ArrayRef<Value>(sums).slice(c * n, n),
-                ArrayRef<Value>(a).slice(16 * c + 4 * j, 4), desc);
-            std::copy(updated.begin(), updated.end(), sums.begin() + c * n);
-          }
-        }
-        NVVM::WgmmaGroupSyncAlignedOp::create(lb, ll);
-        // Chunk i + 2's words load while the wgmmas run (past the last
-        // chunk: the last again, unused); chunk i + 1's decode waits for
-        // them: ptxas serializes wgmmas whose stage spans a branch (the
-        // decode's fold vote), and the other warpgroups of the SM keep the
-        // tensor cores busy meanwhile.
+        // Chunk i + D + 1's words load while the wgmmas run (past the last
+        // chunk: the last again, unused).
         SmallVector<ChunkWords, 2> after =
             loadChunk(w, weights, emitter, body, block, warp, lane,
-                      chunkAt(body, body.add(i, 2)));
-        Value fast = vote(lb, ll, chunkFolds(weights, body, next));
-        NVVM::WgmmaWaitGroupSyncOp::create(lb, ll, 0);
-        SmallVector<Value> decoded =
-            decodeChunk(w, weights, lb, ll, fast, next);
+                      chunkAt(body, body.add(i, w.weightDepth + 1)));
+        sums = wgmmaStage(lb, ll, sums, fragments, descriptors);
+        SmallVector<Value> decoded = decodeChunk(
+            w, weights, lb, ll, vote(lb, ll, chunkFolds(weights, body, next)),
+            next);
         SmallVector<Value> yielded = sums;
         yielded.append(decoded);
+        llvm::append_range(yielded, queue.drop_front(queued));
         yielded.append(flattenChunk(after));
         scf::YieldOp::create(lb, ll, yielded);
       });

@@ -217,20 +217,24 @@ def MicroscaleNVVMSetTiling
            /*default=*/"0",
            "mixed_matmul: weight columns per warp, 16 or 32 (0: chosen)">,
     Option<"matmulWarpRows", "matmul-warp-rows", "int64_t", /*default=*/"0",
-           "mixed_matmul: activation rows per warp, 8, 16, 32 or 64 (0: "
-           "chosen)">,
+           "mixed_matmul: activation rows per warp, 8, 16, 32 or 64; the "
+           "Hopper-layout wgmma kernel (above 64 rows): tokens per tile, a "
+           "multiple of 8 up to 256 (0: chosen)">,
     Option<"matmulColumnWarps", "matmul-column-warps", "int64_t",
            /*default=*/"0",
            "mixed_matmul: warps of a block side by side on columns (a power "
-           "of two up to 8; 0: chosen)">,
+           "of two up to 8; the wgmma kernel: 4, 8, 12 or 16, whole "
+           "warpgroups; 0: chosen)">,
     Option<"matmulActivationStages", "matmul-activation-stages", "int64_t",
            /*default=*/"0",
            "mixed_matmul: 1: activations from global memory; 2-4: a "
-           "shared-memory ring of that many K chunks (0: chosen)">,
+           "shared-memory ring of that many K chunks (the wgmma kernel: "
+           "2-8 swizzled stages; 0: chosen)">,
     Option<"matmulWeightStages", "matmul-weight-stages", "int64_t",
            /*default=*/"0",
            "mixed_matmul: 1: weights one chunk ahead in registers; 2-8: a "
-           "per-thread shared-memory ring of that depth (0: chosen)">,
+           "per-thread shared-memory ring of that depth (the wgmma kernel: "
+           "1-8 chunks of weight words queued in registers; 0: chosen)">,
     Option<"matmulMaxRegisters", "matmul-max-registers", "int64_t",
            /*default=*/"0",
            "mixed_matmul: registers per thread (nvvm.maxnreg; 0: the "

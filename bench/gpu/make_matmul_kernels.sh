@@ -145,6 +145,51 @@ MLIR
   rm "$out/$name.lowered.mlir" "$out/$name.mlir"
   echo "$m $k $n $threads $name ${grid}0 $m $entry 0 hopper4" >> "$out/cases.txt"
 }
+# Rows known at run time with the Hopper-layout weight: one cubin of the
+# six variants (mixed_matmul_hopper_0_rows1/8/16/64: the decode kernel;
+# rows65/rows257: the wgmma kernel), run at each M given with the variant
+# and grid the host code would choose (the wgmma grid's rows: ceil(M / T),
+# T from the entry's wgmma shape).
+#   emit_hopper_dynamic K N M...
+emit_hopper_dynamic() {
+  local k=$1 n=$2; shift 2
+  local name="mm_hl_dyn_${k}_${n}"
+  local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
+  local kb=$(( (k / 2 + 63) / 64 * 64 )) ks=$(( (k / 32 + 1) / 2 * 2 ))
+  local vbytes=$((np * kb)) sbytes=$((ns * ks))
+  local type="!microscale.qtensor<${k}x${n}, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>"
+  cat > "$out/$name.mlir" <<MLIR
+func.func @mm(%a: memref<?x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<?x${n}xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<?x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<?x${n}xbf16>
+  return
+}
+MLIR
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx)" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  local m
+  for m in "$@"; do
+    local rows=1
+    [ "$m" -gt 1 ] && rows=8
+    [ "$m" -gt 8 ] && rows=16
+    [ "$m" -gt 16 ] && rows=64
+    [ "$m" -gt 64 ] && rows=65
+    [ "$m" -gt 256 ] && rows=257
+    local entry="mixed_matmul_hopper_0_rows$rows"
+    local threads gridx gridy=1 tokens
+    threads=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /\.(req|max)ntid/ {print $2; exit}' "$out/$name.ptx" | tr -d ',')
+    gridx=$(grep -oE "@${entry} blocks in \(%c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
+    if [ "$rows" -gt 64 ]; then
+      tokens=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /wgmma.mma_async/ {print; exit}' "$out/$name.ptx" | grep -oE 'm64n[0-9]+' | sed 's/m64n//')
+      gridy=$(( (m + tokens - 1) / tokens ))
+    fi
+    echo "$m $k $n $threads $name $gridx $gridy 1 0 $m $entry 1 hopper4" >> "$out/cases.txt"
+  done
+  rm -f "$out/$name.lowered.mlir" "$out/$name.mlir"
+}
 # The wgmma kernel's cases (the Hopper layout above 64 rows).
 wgmma_cases() {
   # Above decode sizes: the wgmma kernel beside the K-major one; M = 100
@@ -160,6 +205,9 @@ wgmma_cases() {
   done
   emit_hopper 100 2880 5760
   emit_hopper 1000 2880 5760
+  # One compile for every M (rows known at run time), each M against the
+  # static kernel of the same M where there is one.
+  emit_hopper_dynamic 2880 5760 1 7 16 40 64 65 100 256 1000 4096
   emit 1000 2880 5760
   # The wgmma tiling beside the planner's: tokens per tile, warps per
   # block, columns per warp (one or two 64-column tiles per warpgroup).

@@ -44,6 +44,7 @@ struct Case {
   int64_t scaleWarps;       // num_warps of the hopper_scale layout
   MixedMatmulOptions tiling; // split_k / warp_columns asked for (0: chosen)
   int64_t smCount;          // the part planned for (0: the chip's)
+  bool dynamicRows = false; // memref<?xKxbf16>: the variant chosen at run time
 };
 
 class HopperLayoutMatmulOnHost : public ::testing::TestWithParam<Case> {};
@@ -61,10 +62,11 @@ TEST_P(HopperLayoutMatmulOnHost, MatchesTheFloat64Product) {
       std::to_string(c.scaleWarps) + ">>";
   auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
   ASSERT_TRUE(type) << weight;
-  const std::string lhs = "memref<" + std::to_string(c.m) + "x" +
-                          std::to_string(c.k) + "xbf16>";
-  const std::string out = "memref<" + std::to_string(c.m) + "x" +
-                          std::to_string(c.n) + "xf32>";
+  const std::string rows = c.dynamicRows ? "?" : std::to_string(c.m);
+  const std::string lhs =
+      "memref<" + rows + "x" + std::to_string(c.k) + "xbf16>";
+  const std::string out =
+      "memref<" + rows + "x" + std::to_string(c.n) + "xf32>";
   std::string text =
       ::microscale::testing::mixedMatmulFunction(lhs, weight, out);
   std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
@@ -170,6 +172,13 @@ INSTANTIATE_TEST_SUITE_P(
         Case{130, 320, 200, 2, wgmmaTiling(64, 8, 32, 2), 0},
         // Three warpgroups (192 columns, the last block's tiles clamped
         // to the image), 24-token tiles, 4 stages.
-        Case{66, 256, 400, 4, wgmmaTiling(24, 12, 16, 4), 0}));
+        Case{66, 256, 400, 4, wgmmaTiling(24, 12, 16, 4), 0},
+        // Rows known at run time: one compile of six variants (the decode
+        // kernel for up to 1, 8, 16 and 64 rows, the wgmma kernel for up
+        // to 256 and beyond), the host code's switch picking by M.
+        Case{1, 160, 40, 4, {}, 0, true}, Case{7, 160, 40, 4, {}, 0, true},
+        Case{16, 96, 48, 8, {}, 0, true}, Case{50, 224, 72, 4, {}, 0, true},
+        Case{100, 160, 80, 4, {}, 0, true},
+        Case{300, 96, 48, 2, {}, 0, true}));
 
 } // namespace

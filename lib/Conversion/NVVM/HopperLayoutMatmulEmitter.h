@@ -29,6 +29,18 @@ namespace mlir::microscale::hopperlayout {
 
 using codegen::Emitter;
 
+/// x < y, both indices.
+inline Value below(Emitter &at, Value x, Value y) {
+  return arith::CmpIOp::create(at.builder(), at.location(),
+                               arith::CmpIPredicate::ult, x, y);
+}
+
+/// Rows known at run time only: the kernels take the lhs and out buffers as
+/// this many elements (the bare-pointer convention needs static types), a
+/// bound no device memory reaches and nothing in the kernels reads (the
+/// rows come as an argument).
+constexpr int64_t kDynamicRowsBound = int64_t(1) << 40;
+
 
 /// K values per chunk: one 16-byte load per lane and 16 columns.
 constexpr int64_t kChunkK = 64;
@@ -102,6 +114,11 @@ public:
       : p(p), lhs(lhs), values(values), scales(scales), out(out),
         globalScale(globalScale), ring(ring), onHost(onHost) {}
 
+  /// The activation rows (index): `rows` where they are known at run time
+  /// only (the kernel's argument), else the plan's.
+  Value rowCount(Emitter &at) const { return rows ? rows : at.index(p.m); }
+  Value rows;
+
   /// Warp `warp`'s range of chunks: [first, end).
   std::pair<Value, Value> range(Emitter &at, Value warp) const {
     return {at.div(at.mul(warp, p.chunks), p.split),
@@ -152,7 +169,7 @@ public:
     }
     for (int64_t rt = 0; rt < p.rowTiles && !p.staged; ++rt) {
       Value row = arith::MinUIOp::create(b, loc, at.add(g, 8 * rt),
-                                         at.index(p.m - 1));
+                                         at.add(rowCount(at), -1));
       Value base = at.add(at.add(at.mul(row, p.k), at.mul(chunk, kChunkK)),
                           at.mul(q, 2));
       for (int64_t i = 0; i < 8; ++i) {
@@ -195,7 +212,7 @@ public:
       Value unit = at.add(lane, 32 * i);
       Value row = at.div(unit, 8), part = at.rem(unit, 8);
       Value k = at.add(at.mul(chunk, kChunkK), at.mul(part, 8));
-      Value inside = at.lt(row, p.m);
+      Value inside = below(at, row, rowCount(at));
       if (p.tail)
         inside = at.andI1(inside, at.lt(k, p.k));
       Value source = at.select(inside, at.add(at.mul(row, p.k), k),
@@ -317,7 +334,8 @@ public:
           if (value.getType() != outElement)
             value = arith::TruncFOp::create(b, loc, outElement, value);
           auto inside = scf::IfOp::create(
-              b, loc, at.andI1(at.lt(row, p.m), at.lt(column, p.n)),
+              b, loc,
+              at.andI1(below(at, row, rowCount(at)), at.lt(column, p.n)),
               /*withElseRegion=*/false);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(&inside.getThenRegion().front());
@@ -334,24 +352,34 @@ private:
 };
 
 /// The kernel's argument types: flat lhs, value bytes, scale bytes, flat
-/// out, the global scale.
+/// out, the global scale; with `dynamicRows`, the buffers of
+/// kDynamicRowsBound elements and the rows (index) last.
 inline SmallVector<Type> kernelArguments(MixedMatmulStorageOp op,
-                                         const HopperMatmulPlan &p) {
+                                         const HopperMatmulPlan &p,
+                                         bool dynamicRows = false) {
   MLIRContext *context = op.getContext();
   QTensorType rhs = op.getRhsType();
   Type i8 = IntegerType::get(context, 8);
   Type outElement = cast<MemRefType>(op.getOut().getType()).getElementType();
-  return {MemRefType::get({p.m * p.k}, BFloat16Type::get(context)),
-          MemRefType::get(
-              {ShapedType::getNumElements(rhs.getValueStorageShape())}, i8),
-          MemRefType::get(
-              {ShapedType::getNumElements(rhs.getScaleStorageShape())}, i8),
-          MemRefType::get({p.m * p.n}, outElement),
-          Float32Type::get(context)};
+  SmallVector<Type> types = {
+      MemRefType::get({dynamicRows ? kDynamicRowsBound : p.m * p.k},
+                      BFloat16Type::get(context)),
+      MemRefType::get({ShapedType::getNumElements(rhs.getValueStorageShape())},
+                      i8),
+      MemRefType::get({ShapedType::getNumElements(rhs.getScaleStorageShape())},
+                      i8),
+      MemRefType::get({dynamicRows ? kDynamicRowsBound : p.m * p.n},
+                      outElement),
+      Float32Type::get(context)};
+  if (dynamicRows)
+    types.push_back(IndexType::get(context));
+  return types;
 }
 
 /// The op's operands as the kernel's argument types (collapsed to one
-/// dimension, cast to the static sizes).
+/// dimension, cast to the static sizes; rows known at run time
+/// reinterpreted as kDynamicRowsBound elements), and with dynamic rows the
+/// rows: the smaller of lhs's and out's (nothing past either is touched).
 inline SmallVector<Value> kernelOperands(OpBuilder &builder,
                                          MixedMatmulStorageOp op,
                                          ArrayRef<Type> types) {
@@ -361,13 +389,25 @@ inline SmallVector<Value> kernelOperands(OpBuilder &builder,
     if (cast<MemRefType>(buffer.getType()).getRank() == 2)
       result = memref::CollapseShapeOp::create(
           builder, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
-    if (result.getType() != type)
+    auto target = cast<MemRefType>(type);
+    if (cast<MemRefType>(result.getType()).isDynamicDim(0))
+      result = memref::ReinterpretCastOp::create(
+          builder, loc, target, result, /*offset=*/0,
+          /*sizes=*/ArrayRef<int64_t>{target.getShape()[0]},
+          /*strides=*/ArrayRef<int64_t>{1});
+    else if (result.getType() != type)
       result = memref::CastOp::create(builder, loc, type, result);
     return result;
   };
-  return {flat(op.getLhs(), types[0]), flat(op.getRhsValues(), types[1]),
-          flat(op.getRhsScales(), types[2]), flat(op.getOut(), types[3]),
-          op.getRhsGlobalScale()};
+  SmallVector<Value> operands = {
+      flat(op.getLhs(), types[0]), flat(op.getRhsValues(), types[1]),
+      flat(op.getRhsScales(), types[2]), flat(op.getOut(), types[3]),
+      op.getRhsGlobalScale()};
+  if (types.size() > 5)
+    operands.push_back(arith::MinUIOp::create(
+        builder, loc, memref::DimOp::create(builder, loc, op.getLhs(), 0),
+        memref::DimOp::create(builder, loc, op.getOut(), 0)));
+  return operands;
 }
 
 } // namespace mlir::microscale::hopperlayout

@@ -118,14 +118,19 @@ static LogicalResult checkHopperLayoutMatmul(MixedMatmulStorageOp op,
               "built yet; convert_layout the expert weights to "
               "#microscale.strided<major_dim = -2> (the K-major kernel takes "
               "experts, gather and scatter)";
-  for (Value buffer : {op.getLhs(), op.getOut()})
-    if (!cast<MemRefType>(buffer.getType()).hasStaticShape())
+  // Rows known at run time: the kernels index the buffers as row-major.
+  for (Value buffer : {op.getLhs(), op.getOut()}) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (type.isDynamicDim(0) && !type.getLayout().isIdentity())
       return op.emitOpError()
-             << "rows known at run time with a Hopper-layout weight are not "
-                "built yet; give the rows statically or convert_layout the "
-                "weight to #microscale.strided<major_dim = -2>";
+             << "NVIDIA lowering with rows known at run time needs "
+                "row-major lhs and out buffers (identity layout), got "
+             << Type(type);
+  }
   const int64_t m = lhs.getShape()[0];
-  if (cast<MemRefType>(op.getOut().getType()).getShape()[0] != m)
+  const int64_t outRows = cast<MemRefType>(op.getOut().getType()).getShape()[0];
+  if (!ShapedType::isDynamic(m) && !ShapedType::isDynamic(outRows) &&
+      outRows != m)
     return op.emitOpError() << "the Hopper-layout matmul needs as many out "
                                "rows as lhs rows";
   const int64_t k = rhs.getShape()[0], n = rhs.getShape()[1];
@@ -148,13 +153,14 @@ static int64_t estimateRegisters(const HopperMatmulPlan &p) {
 
 static FailureOr<HopperMatmulPlan>
 planHopperMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
-                 const nvvm::NVIDIAChip &chip, int64_t smCount) {
+                 const nvvm::NVIDIAChip &chip, int64_t smCount,
+                 int64_t planRows) {
   QTensorType rhs = op.getRhsType();
   auto scales = cast<HopperScaleAttr>(rhs.getScaleLayout());
   HopperMatmulPlan p;
   p.k = rhs.getShape()[0];
   p.n = rhs.getShape()[1];
-  p.m = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
+  p.m = planRows;
   p.rowTiles = std::max<int64_t>(1, llvm::divideCeil(p.m, 8));
   p.chunks = llvm::divideCeil(p.k, kChunkK);
   p.tail = p.k % kChunkK != 0;
@@ -295,6 +301,8 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   HopperMatmulEmitter emitter(p, entry.getArgument(0), entry.getArgument(1),
                               entry.getArgument(2), entry.getArgument(3),
                               entry.getArgument(4), ring, /*onHost=*/false);
+  if (argTypes.size() > 5)
+    emitter.rows = entry.getArgument(5);
   Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = e.rem(thread, 32), warp = e.div(thread, 32);
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -437,20 +445,141 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   return function;
 }
 
+/// Whether `op`'s rows are known at run time only (lhs or out).
+static bool hasDynamicRows(MixedMatmulStorageOp op) {
+  return cast<MemRefType>(op.getLhs().getType()).isDynamicDim(0) ||
+         cast<MemRefType>(op.getOut().getType()).isDynamicDim(0);
+}
+
+namespace {
+/// Rows known at run time: one kernel per variant, each planned for
+/// typical rows of its range: the decode kernel for 1, 8, 16 and 64 rows,
+/// the wgmma kernel for 256 and 4096; variant i takes rows up to
+/// kDynamicLimits[i] (the last one, the rest).
+constexpr int64_t kDynamicPlanRows[] = {1, 8, 16, 64, 256, 4096};
+constexpr int64_t kDynamicLimits[] = {1, 8, 16, 64, 256};
+static_assert(std::size(kDynamicPlanRows) == std::size(kDynamicLimits) + 1);
+static_assert(kDynamicLimits[3] == kMaxRows, "the decode variants end here");
+constexpr size_t kDecodeVariants = 4;
+} // namespace
+
+/// Emits at `b`: nothing when `rows` is 0 (a grid of 0 blocks is a launch
+/// error), else a switch on how many limits `rows` passes, case i emitted
+/// by `emitVariant`.
+static void switchOnRows(OpBuilder &b, Location loc, Value rows,
+                         function_ref<void(OpBuilder &, Location, size_t)>
+                             emitVariant) {
+  Emitter host(b, loc);
+  OpBuilder::InsertionGuard guard(b);
+  auto any = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rows,
+                            host.index(0)),
+      /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&any.getThenRegion().front());
+  Value variant = host.index(0);
+  for (int64_t limit : kDynamicLimits)
+    variant = host.add(
+        variant, arith::IndexCastUIOp::create(
+                     b, loc, b.getIndexType(),
+                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                           rows, host.index(limit))));
+  SmallVector<int64_t> cases;
+  for (size_t i = 1; i < std::size(kDynamicPlanRows); ++i)
+    cases.push_back(static_cast<int64_t>(i));
+  auto select = scf::IndexSwitchOp::create(b, loc, TypeRange{}, variant,
+                                           cases, cases.size());
+  for (size_t i = 0; i < std::size(kDynamicPlanRows); ++i) {
+    Region &region =
+        i == 0 ? select.getDefaultRegion() : select.getCaseRegions()[i - 1];
+    b.createBlock(&region);
+    emitVariant(b, loc, i);
+    scf::YieldOp::create(b, loc);
+  }
+}
+
+/// Rows known at run time: every variant's kernel, and the host code that
+/// launches the one of the rows.
+static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
+                                        gpu::GPUModuleOp kernels,
+                                        unsigned index,
+                                        const nvvm::NVIDIAChip &chip,
+                                        int64_t smCount,
+                                        const MixedMatmulOptions &options) {
+  const int64_t sms = smCount ? smCount : chip.defaultSMCount;
+  SmallVector<Type> types = getHopperLayoutKernelArguments(op, true);
+  SmallVector<HopperMatmulPlan> decodePlans;
+  SmallVector<gpu::GPUFuncOp> decodeKernels;
+  SmallVector<HopperWgmmaKernel> wgmmaKernels;
+  for (size_t i = 0; i < std::size(kDynamicPlanRows); ++i) {
+    const int64_t rows = kDynamicPlanRows[i];
+    std::string name = ("mixed_matmul_hopper_" + Twine(index) + "_rows" +
+                        Twine(i < kDecodeVariants ? rows : kDynamicLimits[i - 1] + 1))
+                           .str();
+    if (i < kDecodeVariants) {
+      FailureOr<HopperMatmulPlan> planned =
+          planHopperMatmul(op, options, chip, sms, rows);
+      if (failed(planned))
+        return failure();
+      decodePlans.push_back(*planned);
+      decodeKernels.push_back(
+          buildKernel(op, *planned, kernels, name, types, options));
+      continue;
+    }
+    FailureOr<HopperWgmmaKernel> kernel = buildHopperWgmmaKernel(
+        op, kernels, name, chip, smCount, options, rows, types);
+    if (failed(kernel))
+      return failure();
+    wgmmaKernels.push_back(*kernel);
+  }
+  OpBuilder builder(op);
+  SmallVector<Value> operands = kernelOperands(builder, op, types);
+  switchOnRows(builder, op.getLoc(), operands.back(),
+               [&](OpBuilder &b, Location loc, size_t i) {
+                 Emitter at(b, loc);
+                 if (i < kDecodeVariants) {
+                   const HopperMatmulPlan &p = decodePlans[i];
+                   gpu::LaunchFuncOp::create(
+                       b, loc, decodeKernels[i],
+                       gpu::KernelDim3{at.index(p.blocks()), at.index(1),
+                                       at.index(1)},
+                       gpu::KernelDim3{at.index(32 * p.split), at.index(1),
+                                       at.index(1)},
+                       Value(), operands);
+                   return;
+                 }
+                 const HopperWgmmaKernel &k = wgmmaKernels[i - kDecodeVariants];
+                 Value tokenBlocks =
+                     at.div(at.add(operands.back(), k.tokens - 1), k.tokens);
+                 gpu::LaunchFuncOp::create(
+                     b, loc, k.function,
+                     gpu::KernelDim3{at.index(k.columnBlocks), tokenBlocks,
+                                     at.index(1)},
+                     gpu::KernelDim3{at.index(k.threads), at.index(1),
+                                     at.index(1)},
+                     Value(), operands);
+               });
+  op.erase();
+  return success();
+}
+
 LogicalResult mlir::microscale::outlineHopperLayoutMatmul(
     MixedMatmulStorageOp op, gpu::GPUModuleOp kernels, unsigned index,
     const nvvm::NVIDIAChip &chip, int64_t smCount,
     const MixedMatmulOptions &options) {
   if (failed(checkHopperLayoutMatmul(op, chip)))
     return failure();
+  if (hasDynamicRows(op))
+    return outlineDynamicRows(op, kernels, index, chip, smCount, options);
   // Above decode sizes: the wgmma kernel (the decoded weight serves a
   // whole token tile).
-  if (cast<MemRefType>(op.getLhs().getType()).getShape()[0] > kMaxRows)
+  const int64_t m = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
+  if (m > kMaxRows)
     return outlineHopperWgmmaMatmul(op, kernels, index, chip, smCount,
                                     options);
   const int64_t sms = smCount ? smCount : chip.defaultSMCount;
   FailureOr<HopperMatmulPlan> planned =
-      planHopperMatmul(op, options, chip, sms);
+      planHopperMatmul(op, options, chip, sms, m);
   if (failed(planned))
     return failure();
   const HopperMatmulPlan &p = *planned;
@@ -539,34 +668,13 @@ static void emulateMma(OpBuilder &b, Location loc, Value a, int64_t aIndex,
   }
 }
 
-bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
-    MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip, int64_t smCount,
-    const MixedMatmulOptions &options) {
-  if (!hasHopperLayoutWeight(op))
-    return false;
-  FailureOr<HopperMatmulPlan> planned;
-  {
-    // Whether the kernel applies, without its diagnostics.
-    ScopedDiagnosticHandler silence(op.getContext(),
-                                    [](Diagnostic &) { return success(); });
-    if (failed(checkHopperLayoutMatmul(op, chip)))
-      return false;
-    if (cast<MemRefType>(op.getLhs().getType()).getShape()[0] > kMaxRows)
-      return emulateHopperWgmmaMatmulOnHost(op, chip, smCount, options);
-    planned = planHopperMatmul(op, options, chip,
-                               smCount ? smCount : chip.defaultSMCount);
-    if (failed(planned))
-      return false;
-  }
-  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
-                               scf::SCFDialect, vector::VectorDialect,
-                               LLVM::LLVMDialect>();
-  const HopperMatmulPlan &p = *planned;
-  Location loc = op.getLoc();
-  OpBuilder b(op);
+/// Emits at `b` the decode kernel's emulation of plan `p` on `args` (the
+/// kernel's operands; the rows last where known at run time only).
+static void emitDecodeEmulation(OpBuilder &b, Location loc,
+                                const HopperMatmulPlan &p,
+                                ArrayRef<Value> args) {
+  OpBuilder::InsertionGuard outer(b);
   Emitter e(b, loc);
-  SmallVector<Type> types = kernelArguments(op, p);
-  SmallVector<Value> args = kernelOperands(b, op, types);
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   // The warps' activation rings, as in shared memory.
   Value ring;
@@ -576,6 +684,8 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
         ValueRange{}, b.getI64IntegerAttr(16));
   HopperMatmulEmitter emitter(p, args[0], args[1], args[2], args[3], args[4],
                               ring, /*onHost=*/true);
+  if (args.size() > 5)
+    emitter.rows = args[5];
   const int64_t accumulators = p.accumulators();
   // Registers of every lane: the warps' accumulators, one chunk's A
   // fragments and activation words, and the vote.
@@ -675,6 +785,64 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
     sums.push_back(total);
   }
   emitter.store(e, block, lane, sums);
+}
+
+bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
+    MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip, int64_t smCount,
+    const MixedMatmulOptions &options) {
+  if (!hasHopperLayoutWeight(op))
+    return false;
+  const int64_t sms = smCount ? smCount : chip.defaultSMCount;
+  const bool dynamicRows = hasDynamicRows(op);
+  const int64_t m = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
+  SmallVector<HopperMatmulPlan> plans;
+  {
+    // Whether the kernels apply, without their diagnostics.
+    ScopedDiagnosticHandler silence(op.getContext(),
+                                    [](Diagnostic &) { return success(); });
+    if (failed(checkHopperLayoutMatmul(op, chip)))
+      return false;
+    if (!dynamicRows && m > kMaxRows)
+      return emulateHopperWgmmaMatmulOnHost(op, chip, smCount, options);
+    for (int64_t rows : dynamicRows
+                            ? ArrayRef<int64_t>(kDynamicPlanRows)
+                                  .take_front(kDecodeVariants)
+                            : ArrayRef<int64_t>(m)) {
+      FailureOr<HopperMatmulPlan> planned =
+          planHopperMatmul(op, options, chip, sms, rows);
+      if (failed(planned))
+        return false;
+      plans.push_back(*planned);
+    }
+    if (dynamicRows)
+      for (int64_t rows :
+           ArrayRef<int64_t>(kDynamicPlanRows).drop_front(kDecodeVariants))
+        if (!canPlanHopperWgmma(op, chip, smCount, options, rows))
+          return false;
+  }
+  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
+                               scf::SCFDialect, vector::VectorDialect,
+                               LLVM::LLVMDialect>();
+  OpBuilder b(op);
+  if (!dynamicRows) {
+    if (m != 0)
+      emitDecodeEmulation(b, op.getLoc(), plans.front(),
+                          kernelOperands(b, op, kernelArguments(op, plans[0])));
+    op.erase();
+    return true;
+  }
+  // The host code's switch, each case the emulation of its variant.
+  SmallVector<Value> args =
+      kernelOperands(b, op, getHopperLayoutKernelArguments(op, true));
+  switchOnRows(b, op.getLoc(), args.back(),
+               [&](OpBuilder &vb, Location loc, size_t i) {
+                 if (i < kDecodeVariants)
+                   emitDecodeEmulation(vb, loc, plans[i], args);
+                 else
+                   (void)emitHopperWgmmaEmulation(vb, op, chip, smCount,
+                                                  options, kDynamicPlanRows[i],
+                                                  args);
+               });
   op.erase();
   return true;
 }

@@ -26,6 +26,38 @@ LogicalResult outlineHopperWgmmaMatmul(MixedMatmulStorageOp op,
                                        int64_t smCount,
                                        const MixedMatmulOptions &options);
 
+/// The wgmma kernel planned for `planRows` rows (the rows themselves, or
+/// typical rows of a variant for rows known at run time), with the launch
+/// facts the host code needs: the grid is columnBlocks x ceil(rows /
+/// tokens) blocks of `threads`.
+struct HopperWgmmaKernel {
+  gpu::GPUFuncOp function;
+  int64_t columnBlocks = 0, tokens = 0, threads = 0;
+};
+FailureOr<HopperWgmmaKernel>
+buildHopperWgmmaKernel(MixedMatmulStorageOp op, gpu::GPUModuleOp kernels,
+                       StringRef name, const nvvm::NVIDIAChip &chip,
+                       int64_t smCount, const MixedMatmulOptions &options,
+                       int64_t planRows, ArrayRef<Type> argTypes);
+
+/// The argument types of both Hopper-layout kernels (the rows last where
+/// they are known at run time only).
+SmallVector<Type> getHopperLayoutKernelArguments(MixedMatmulStorageOp op,
+                                                 bool dynamicRows);
+
+/// Whether the wgmma kernel plans for `planRows` rows with `options`.
+bool canPlanHopperWgmma(MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip,
+                        int64_t smCount, const MixedMatmulOptions &options,
+                        int64_t planRows);
+
+/// Emits at `b` the wgmma kernel's emulation (planned for `planRows`) on
+/// `args` (the kernel's operands; with the rows last where they are known
+/// at run time only); false, emitting nothing, where it would not apply.
+bool emitHopperWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
+                              const nvvm::NVIDIAChip &chip, int64_t smCount,
+                              const MixedMatmulOptions &options,
+                              int64_t planRows, ArrayRef<Value> args);
+
 /// The wgmma kernel's own code run on the host (per thread its copies into
 /// the swizzled stages, per lane its weight words and decode, each wgmma
 /// from the PTX ISA's fragment tables and the descriptor's fields, the

@@ -89,14 +89,15 @@ struct WgmmaPlan {
 static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
                                             const MixedMatmulOptions &options,
                                             const nvvm::NVIDIAChip &chip,
-                                            int64_t smCount) {
+                                            int64_t smCount,
+                                            int64_t planRows) {
   QTensorType rhs = op.getRhsType();
   auto scales = cast<HopperScaleAttr>(rhs.getScaleLayout());
   WgmmaPlan w;
   HopperMatmulPlan &p = w.base;
   p.k = rhs.getShape()[0];
   p.n = rhs.getShape()[1];
-  p.m = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
+  p.m = planRows;
   p.rowTiles = 1;
   p.columnGroups = 1;
   p.depth = 1;
@@ -257,7 +258,7 @@ public:
       Value row = at.div(unit, 8), part = at.rem(unit, 8);
       Value token = at.add(at.mul(tokenBlock, w.tokens), row);
       Value k = at.add(at.mul(chunk, kChunkK), at.mul(part, 8));
-      Value inside = at.lt(token, p.m);
+      Value inside = below(at, token, rowCount(at));
       if (p.tail)
         inside = at.andI1(inside, at.lt(k, p.k));
       Value source =
@@ -385,7 +386,7 @@ public:
       if (value.getType() != outElement)
         value = arith::TruncFOp::create(b, loc, outElement, value);
       auto inside = scf::IfOp::create(
-          b, loc, at.andI1(at.lt(token, p.m), at.lt(column, p.n)),
+          b, loc, at.andI1(below(at, token, rowCount(at)), at.lt(column, p.n)),
           /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&inside.getThenRegion().front());
@@ -393,6 +394,10 @@ public:
                               ValueRange{at.add(at.mul(token, p.n), column)});
     }
   }
+
+  /// The activation rows: `rows` where known at run time only.
+  Value rowCount(Emitter &at) const { return rows ? rows : at.index(p.m); }
+  Value rows;
 
 private:
   const WgmmaPlan &w;
@@ -497,6 +502,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   HopperMatmulEmitter weights(p, lhs, values, scales, out, globalScale,
                               Value(), /*onHost=*/false);
   WgmmaEmitter emitter(w, lhs, out, globalScale, stages, /*onHost=*/false);
+  if (argTypes.size() > 5)
+    weights.rows = emitter.rows = entry.getArgument(5);
   Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = e.rem(thread, 32), warp = e.div(thread, 32);
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -619,32 +626,67 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   return function;
 }
 
+static LogicalResult checkWgmmaChip(MixedMatmulStorageOp op,
+                                    const nvvm::NVIDIAChip &chip) {
+  if (chip.hasWGMMA)
+    return success();
+  return op.emitOpError()
+         << "the Hopper-layout matmul above 64 rows uses wgmma (sm_90a); "
+         << chip.name
+         << " has none: convert_layout the weight to "
+            "#microscale.strided<major_dim = -2> for the K-major kernel";
+}
+
+FailureOr<HopperWgmmaKernel> mlir::microscale::buildHopperWgmmaKernel(
+    MixedMatmulStorageOp op, gpu::GPUModuleOp kernels, StringRef name,
+    const nvvm::NVIDIAChip &chip, int64_t smCount,
+    const MixedMatmulOptions &options, int64_t planRows,
+    ArrayRef<Type> argTypes) {
+  if (failed(checkWgmmaChip(op, chip)))
+    return failure();
+  FailureOr<WgmmaPlan> planned = planWgmmaMatmul(
+      op, options, chip, smCount ? smCount : chip.defaultSMCount, planRows);
+  if (failed(planned))
+    return failure();
+  const WgmmaPlan &w = *planned;
+  HopperWgmmaKernel kernel;
+  kernel.function = buildWgmmaKernel(op, w, kernels, name, argTypes, options);
+  kernel.columnBlocks = w.columnBlocks();
+  kernel.tokens = w.tokens;
+  kernel.threads = w.threads();
+  return kernel;
+}
+
+SmallVector<Type>
+mlir::microscale::getHopperLayoutKernelArguments(MixedMatmulStorageOp op,
+                                                 bool dynamicRows) {
+  HopperMatmulPlan p;
+  p.k = op.getRhsType().getShape()[0];
+  p.n = op.getRhsType().getShape()[1];
+  p.m = dynamicRows ? 0 : cast<MemRefType>(op.getLhs().getType()).getShape()[0];
+  return kernelArguments(op, p, dynamicRows);
+}
+
 LogicalResult mlir::microscale::outlineHopperWgmmaMatmul(
     MixedMatmulStorageOp op, gpu::GPUModuleOp kernels, unsigned index,
     const nvvm::NVIDIAChip &chip, int64_t smCount,
     const MixedMatmulOptions &options) {
-  if (!chip.hasWGMMA)
-    return op.emitOpError()
-           << "the Hopper-layout matmul above 64 rows uses wgmma (sm_90a); "
-           << chip.name
-           << " has none: convert_layout the weight to "
-              "#microscale.strided<major_dim = -2> for the K-major kernel";
-  FailureOr<WgmmaPlan> planned = planWgmmaMatmul(
-      op, options, chip, smCount ? smCount : chip.defaultSMCount);
-  if (failed(planned))
+  const int64_t m = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
+  SmallVector<Type> types = getHopperLayoutKernelArguments(op, false);
+  FailureOr<HopperWgmmaKernel> kernel = buildHopperWgmmaKernel(
+      op, kernels, ("mixed_matmul_wgmma_" + Twine(index)).str(), chip,
+      smCount, options, m, types);
+  if (failed(kernel))
     return failure();
-  const WgmmaPlan &w = *planned;
-  SmallVector<Type> types = kernelArguments(op, w.base);
-  gpu::GPUFuncOp function = buildWgmmaKernel(
-      op, w, kernels, ("mixed_matmul_wgmma_" + Twine(index)).str(), types,
-      options);
   OpBuilder builder(op);
   Emitter host(builder, op.getLoc());
   gpu::LaunchFuncOp::create(
-      builder, op.getLoc(), function,
-      gpu::KernelDim3{host.index(w.columnBlocks()),
-                      host.index(w.tokenBlocks()), host.index(1)},
-      gpu::KernelDim3{host.index(w.threads()), host.index(1), host.index(1)},
+      builder, op.getLoc(), kernel->function,
+      gpu::KernelDim3{host.index(kernel->columnBlocks),
+                      host.index(llvm::divideCeil(m, kernel->tokens)),
+                      host.index(1)},
+      gpu::KernelDim3{host.index(kernel->threads), host.index(1),
+                      host.index(1)},
       Value(), kernelOperands(builder, op, types));
   op.erase();
   return success();
@@ -734,9 +776,23 @@ static void emulateWgmma(OpBuilder &b, Location loc, const WgmmaPlan &w,
                           ValueRange{warp, e.index(c), laneD, regD});
 }
 
-bool mlir::microscale::emulateHopperWgmmaMatmulOnHost(
-    MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip, int64_t smCount,
-    const MixedMatmulOptions &options) {
+bool mlir::microscale::canPlanHopperWgmma(MixedMatmulStorageOp op,
+                                          const nvvm::NVIDIAChip &chip,
+                                          int64_t smCount,
+                                          const MixedMatmulOptions &options,
+                                          int64_t planRows) {
+  ScopedDiagnosticHandler silence(op.getContext(),
+                                  [](Diagnostic &) { return success(); });
+  return chip.hasWGMMA &&
+         succeeded(planWgmmaMatmul(op, options, chip,
+                                   smCount ? smCount : chip.defaultSMCount,
+                                   planRows));
+}
+
+bool mlir::microscale::emitHopperWgmmaEmulation(
+    OpBuilder &b, MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip,
+    int64_t smCount, const MixedMatmulOptions &options, int64_t planRows,
+    ArrayRef<Value> args) {
   FailureOr<WgmmaPlan> planned;
   {
     ScopedDiagnosticHandler silence(op.getContext(),
@@ -744,7 +800,8 @@ bool mlir::microscale::emulateHopperWgmmaMatmulOnHost(
     if (!chip.hasWGMMA)
       return false;
     planned = planWgmmaMatmul(op, options, chip,
-                              smCount ? smCount : chip.defaultSMCount);
+                              smCount ? smCount : chip.defaultSMCount,
+                              planRows);
     if (failed(planned))
       return false;
   }
@@ -754,10 +811,8 @@ bool mlir::microscale::emulateHopperWgmmaMatmulOnHost(
   const WgmmaPlan &w = *planned;
   const HopperMatmulPlan &p = w.base;
   Location loc = op.getLoc();
-  OpBuilder b(op);
+  OpBuilder::InsertionGuard outer(b);
   Emitter e(b, loc);
-  SmallVector<Type> types = kernelArguments(op, p);
-  SmallVector<Value> args = kernelOperands(b, op, types);
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   Value stages = memref::AllocaOp::create(
       b, loc, MemRefType::get({w.stages * w.stageBytes() / 4}, i32),
@@ -765,6 +820,8 @@ bool mlir::microscale::emulateHopperWgmmaMatmulOnHost(
   HopperMatmulEmitter weights(p, args[0], args[1], args[2], args[3], args[4],
                               Value(), /*onHost=*/true);
   WgmmaEmitter emitter(w, args[0], args[3], args[4], stages, /*onHost=*/true);
+  Value rows = args.size() > 5 ? args[5] : Value();
+  weights.rows = emitter.rows = rows;
   const int64_t warps = 4 * w.warpgroups, n = w.tokens / 2;
   Value acc = memref::AllocaOp::create(
       b, loc, MemRefType::get({warps, w.groupTiles, 32, n}, f32));
@@ -777,7 +834,9 @@ bool mlir::microscale::emulateHopperWgmmaMatmulOnHost(
   };
   auto upTo = [&](int64_t count) { return loop(e.index(0), e.index(count)); };
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-  Value tokenBlock = upTo(w.tokenBlocks());
+  Value tokenBlock =
+      rows ? loop(e.index(0), e.div(e.add(rows, w.tokens - 1), w.tokens))
+           : upTo(w.tokenBlocks());
   Value block = upTo(w.columnBlocks());
   {
     OpBuilder::InsertionGuard guard(b);
@@ -835,6 +894,24 @@ bool mlir::microscale::emulateHopperWgmmaMatmulOnHost(
       sums.push_back(memref::LoadOp::create(
           b, loc, acc, ValueRange{warp, e.index(c), lane, e.index(i)}));
     emitter.store(e, block, tokenBlock, warp, lane, c, sums);
+  }
+  return true;
+}
+
+bool mlir::microscale::emulateHopperWgmmaMatmulOnHost(
+    MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip, int64_t smCount,
+    const MixedMatmulOptions &options) {
+  OpBuilder b(op);
+  SmallVector<Value> args =
+      kernelOperands(b, op, getHopperLayoutKernelArguments(op, false));
+  if (!emitHopperWgmmaEmulation(
+          b, op, chip, smCount, options,
+          cast<MemRefType>(op.getLhs().getType()).getShape()[0], args)) {
+    // Nothing changed: the operands' casts go again.
+    for (Value arg : llvm::reverse(args))
+      if (Operation *def = arg.getDefiningOp(); def && def->use_empty())
+        def->erase();
+    return false;
   }
   op.erase();
   return true;

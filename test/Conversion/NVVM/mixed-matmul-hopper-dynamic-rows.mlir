@@ -1,0 +1,45 @@
+// bf16 x MXFP4 with the weight in the Hopper layout and rows known at run
+// time (a serving engine's tokens): one compile of six kernels, the decode
+// kernel planned for 1, 8, 16 and 64 rows and the wgmma kernel for 256 and
+// 4096, and host code that launches the one of M (nothing when M is 0),
+// the wgmma grid's token tiles computed from M. The rows are the smaller of
+// lhs's and out's. All six assemble with ptxas for sm_90a. (Host emulation
+// of the same switch against float64: HopperLayoutMatmulJITTest.)
+// RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s
+// RUN: mx-opt %s --microscale-gpu-to-ptx > %t.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.mlir %t
+// RUN: FileCheck %s --check-prefix=PTX --input-file %t/microscale_kernels.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/microscale_kernels.ptx -o %t/kernels.cubin %}
+
+!w = !microscale.qtensor<2880x5760, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+
+// CHECK-LABEL: func.func @serve
+// CHECK-DAG: %[[LHSROWS:.*]] = memref.dim %arg0, %c0
+// CHECK-DAG: %[[OUTROWS:.*]] = memref.dim %arg4, %c0
+// CHECK: %[[ROWS:.*]] = arith.minui %[[LHSROWS]], %[[OUTROWS]]
+// CHECK: scf.if
+// CHECK: scf.index_switch
+// CHECK: case 1 {
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0_rows8
+// CHECK: case 2 {
+// CHECK: @mixed_matmul_hopper_0_rows16
+// CHECK: case 3 {
+// CHECK: @mixed_matmul_hopper_0_rows64
+// CHECK: case 4 {
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0_rows65 blocks in (%{{.*}}, %[[T4:.*]], %{{.*}})
+// CHECK: case 5 {
+// CHECK: @mixed_matmul_hopper_0_rows257
+// CHECK: default {
+// CHECK: @mixed_matmul_hopper_0_rows1
+// CHECK-SAME: memref<1099511627776xbf16>
+// CHECK-SAME: index)
+func.func @serve(%a: memref<?x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518400xi8>, %g: f32, %o: memref<?x5760xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<?x2880xbf16>, !w, memref<8667136xi8>, memref<518400xi8>, memref<?x5760xbf16>
+  return
+}
+
+// PTX-COUNT-4: .entry mixed_matmul_hopper_0_rows{{1|8|16|64}}(
+// PTX: .entry mixed_matmul_hopper_0_rows65(
+// PTX: wgmma.mma_async.sync.aligned.m64n64k16
+// PTX: .entry mixed_matmul_hopper_0_rows257(
+// PTX: wgmma.mma_async.sync.aligned.m64n128k16

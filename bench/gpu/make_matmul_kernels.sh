@@ -146,8 +146,8 @@ MLIR
   echo "$m $k $n $threads $name ${grid}0 $m $entry 0 hopper4" >> "$out/cases.txt"
 }
 # Rows known at run time with the Hopper-layout weight: one cubin of the
-# six variants (mixed_matmul_hopper_0_rows1/8/16/64: the decode kernel;
-# rows65/rows257: the wgmma kernel), run at each M given with the variant
+# six variants (mixed_matmul_hopper_0_rows1/8/16: the decode kernel;
+# rows17/rows65/rows257: the wgmma kernel), run at each M given with the variant
 # and grid the host code would choose (the wgmma grid's rows: ceil(M / T),
 # T from the entry's wgmma shape).
 #   emit_hopper_dynamic K N M...
@@ -175,14 +175,14 @@ MLIR
     local rows=1
     [ "$m" -gt 1 ] && rows=8
     [ "$m" -gt 8 ] && rows=16
-    [ "$m" -gt 16 ] && rows=64
+    [ "$m" -gt 16 ] && rows=17
     [ "$m" -gt 64 ] && rows=65
     [ "$m" -gt 256 ] && rows=257
     local entry="mixed_matmul_hopper_0_rows$rows"
     local threads gridx gridy=1 tokens
     threads=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /\.(req|max)ntid/ {print $2; exit}' "$out/$name.ptx" | tr -d ',')
     gridx=$(grep -oE "@${entry} blocks in \(%c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
-    if [ "$rows" -gt 64 ]; then
+    if [ "$rows" -gt 16 ]; then
       tokens=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /wgmma.mma_async/ {print; exit}' "$out/$name.ptx" | grep -oE 'm64n[0-9]+' | sed 's/m64n//')
       gridy=$(( (m + tokens - 1) / tokens ))
     fi
@@ -207,7 +207,13 @@ wgmma_cases() {
   emit_hopper 1000 2880 5760
   # One compile for every M (rows known at run time), each M against the
   # static kernel of the same M where there is one.
-  emit_hopper_dynamic 2880 5760 1 7 16 40 64 65 100 256 1000 4096
+  emit_hopper_dynamic 2880 5760 1 7 16 17 24 32 40 64 65 100 256 1000 4096
+  # Where the decode kernel hands over to the wgmma kernel (above 16
+  # rows): both at 32 and 64 rows (a split of K asks for the decode one).
+  for m in 32 64; do
+    emit_hopper $m 2880 5760
+    emit_hopper $m 2880 5760 4
+  done
   emit 1000 2880 5760
   # The wgmma tiling beside the planner's: tokens per tile, warps per
   # block, columns per warp (one or two 64-column tiles per warpgroup).

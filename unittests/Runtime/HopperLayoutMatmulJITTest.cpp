@@ -148,10 +148,12 @@ INSTANTIATE_TEST_SUITE_P(
         // Ten chunks over three warps (uneven ranges: 3, 3, 4), two
         // column groups per warp, two row tiles.
         Case{16, 640, 64, 4, tiling(3, 32), 0},
-        // Many row tiles (M = 33: 5), four column groups, 48 columns
-        // (the fourth group past N), a half chunk; scales num_warps 2.
-        Case{33, 96, 48, 2, tiling(0, 64), 0},
-        // 64 rows (8 row tiles); the scale layout's second 16W-column
+        // Many row tiles (M = 33: 5; the decode kernel by its split of
+        // K, else the wgmma kernel's), four column groups, 48 columns (the
+        // fourth group past N), a half chunk; scales num_warps 2.
+        Case{33, 96, 48, 2, tiling(1, 64), 0},
+        // 64 rows (8 row tiles, the decode kernel by its split of K); the
+        // scale layout's second 16W-column
         // half (N > 16 W) and its rows past 2W tiles.
         Case{64, 128, 160, 2, tiling(2), 0},
         // The planner's split on a small part (4 SMs): many warps.
@@ -174,8 +176,8 @@ INSTANTIATE_TEST_SUITE_P(
         // to the image), 24-token tiles, 4 stages.
         Case{66, 256, 400, 4, wgmmaTiling(24, 12, 16, 4), 0},
         // Rows known at run time: one compile of six variants (the decode
-        // kernel for up to 1, 8, 16 and 64 rows, the wgmma kernel for up
-        // to 256 and beyond), the host code's switch picking by M.
+        // kernel for up to 1, 8 and 16 rows, the wgmma kernel for up to
+        // 64, 256 and beyond), the host code's switch picking by M.
         Case{1, 160, 40, 4, {}, 0, true}, Case{7, 160, 40, 4, {}, 0, true},
         Case{16, 96, 48, 8, {}, 0, true}, Case{50, 224, 72, 4, {}, 0, true},
         Case{100, 160, 80, 4, {}, 0, true},

@@ -72,6 +72,10 @@ using namespace mlir::microscale::hopperlayout;
 namespace {
 /// The most activation rows the decode kernel takes (8 row tiles).
 constexpr int64_t kMaxRows = 64;
+/// The most rows it takes by default: above 16 the wgmma kernel is faster
+/// (on the H200, 2880 x 5760: 27 us at 40, 64 and 65 rows against the
+/// decode kernel's 40-46 us at 40 and 64: docs/performance.md).
+constexpr int64_t kDecodeRows = 16;
 } // namespace
 
 
@@ -445,6 +449,12 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   return function;
 }
 
+/// Whether `m` static rows take the wgmma kernel: above 16 rows, unless
+/// the tiling asks for the decode kernel's split of K (up to 64 rows).
+static bool takesWgmma(int64_t m, const MixedMatmulOptions &options) {
+  return m > kMaxRows || (m > kDecodeRows && !options.splitK);
+}
+
 /// Whether `op`'s rows are known at run time only (lhs or out).
 static bool hasDynamicRows(MixedMatmulStorageOp op) {
   return cast<MemRefType>(op.getLhs().getType()).isDynamicDim(0) ||
@@ -453,14 +463,15 @@ static bool hasDynamicRows(MixedMatmulStorageOp op) {
 
 namespace {
 /// Rows known at run time: one kernel per variant, each planned for
-/// typical rows of its range: the decode kernel for 1, 8, 16 and 64 rows,
-/// the wgmma kernel for 256 and 4096; variant i takes rows up to
+/// typical rows of its range: the decode kernel for 1, 8 and 16 rows, the
+/// wgmma kernel for 64, 256 and 4096; variant i takes rows up to
 /// kDynamicLimits[i] (the last one, the rest).
 constexpr int64_t kDynamicPlanRows[] = {1, 8, 16, 64, 256, 4096};
 constexpr int64_t kDynamicLimits[] = {1, 8, 16, 64, 256};
 static_assert(std::size(kDynamicPlanRows) == std::size(kDynamicLimits) + 1);
-static_assert(kDynamicLimits[3] == kMaxRows, "the decode variants end here");
-constexpr size_t kDecodeVariants = 4;
+constexpr size_t kDecodeVariants = 3;
+static_assert(kDynamicLimits[kDecodeVariants - 1] == kDecodeRows,
+              "the decode variants end here");
 } // namespace
 
 /// Emits at `b`: nothing when `rows` is 0 (a grid of 0 blocks is a launch
@@ -574,7 +585,7 @@ LogicalResult mlir::microscale::outlineHopperLayoutMatmul(
   // Above decode sizes: the wgmma kernel (the decoded weight serves a
   // whole token tile).
   const int64_t m = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
-  if (m > kMaxRows)
+  if (takesWgmma(m, options))
     return outlineHopperWgmmaMatmul(op, kernels, index, chip, smCount,
                                     options);
   const int64_t sms = smCount ? smCount : chip.defaultSMCount;
@@ -802,7 +813,7 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
                                     [](Diagnostic &) { return success(); });
     if (failed(checkHopperLayoutMatmul(op, chip)))
       return false;
-    if (!dynamicRows && m > kMaxRows)
+    if (!dynamicRows && takesWgmma(m, options))
       return emulateHopperWgmmaMatmulOnHost(op, chip, smCount, options);
     for (int64_t rows : dynamicRows
                             ? ArrayRef<int64_t>(kDynamicPlanRows)

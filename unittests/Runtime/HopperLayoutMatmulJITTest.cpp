@@ -184,3 +184,137 @@ INSTANTIATE_TEST_SUITE_P(
         Case{300, 96, 48, 2, {}, 0, true}));
 
 } // namespace
+
+namespace {
+
+/// The ragged (experts) form with the weight in the Hopper layouts, run on
+/// the host by emulateHopperLayoutMatmulOnHost (the decode kernel, grid z
+/// the expert, each block walking its expert's rows in groups): slices by
+/// offsets and counts (one of 11 rows, more than a group; an empty one; one
+/// running past the ragged rows; a negative count), a gather with an
+/// out-of-range index and a scatter, K with a half last chunk, N past a
+/// column tile; against a float64 reference that skips exactly the rows the
+/// op documents as skipped; rows of `out` nothing writes keep their NaN.
+TEST(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
+  auto contextOwner = ::microscale::testing::makeJitContext();
+  MLIRContext &context = *contextOwner;
+  const int64_t experts = 5, k = 160, n = 40, tokens = 9, rows = 20,
+                outRows = 24;
+  const std::string weight =
+      "!microscale.qtensor<5x160x40, mxfp4, axis = 1, values = "
+      "#microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = "
+      "#microscale.hopper_scale<mx_axis = -2, num_warps = 4>>";
+  auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
+  ASSERT_TRUE(type);
+  const std::string lhs = "memref<9x160xbf16>", out = "memref<24x40xf32>";
+  const std::string e = "memref<5xi32>", r = "memref<20xi32>";
+  std::string text =
+      "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
+      "%g: f32, %o: " + out + ", %off: " + e + ", %cnt: " + e + ", %ga: " + r +
+      ", %sc: " + r + ") attributes {llvm.emit_c_interface} {\n"
+      "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o "
+      "experts(%off, %cnt : " + e + ", " + e + ") gather(%ga : " + r +
+      ") scatter(%sc : " + r + ") : " + lhs + ", " + weight +
+      ", memref<?xi8>, memref<?xi8>, " + out + "\n  return\n}\n";
+  std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
+  ASSERT_TRUE(chip);
+  std::string compileError;
+  bool emulated = false;
+  auto engine = ::microscale::testing::compileForHost(
+      context, text, compileError, [&](ModuleOp module) {
+        module.walk([&](MixedMatmulStorageOp op) {
+          emulated = emulateHopperLayoutMatmulOnHost(op, *chip);
+        });
+      });
+  ASSERT_TRUE(engine) << compileError;
+  ASSERT_TRUE(emulated);
+
+  std::mt19937 rng(23);
+  ref::QuantizedTensor w;
+  w.format = type.getFormat().getReferenceFormat();
+  w.shape = {experts, k, n};
+  w.axis = 1;
+  w.scaleShape = ref::scaleShapeFor(w.shape, 1, w.format.blockSize);
+  w.elements.resize(experts * k * n);
+  for (auto &code : w.elements)
+    code = static_cast<uint8_t>(1 + rng() % 15);
+  w.scales.resize(experts * (k / 32) * n);
+  for (auto &code : w.scales)
+    code = static_cast<uint8_t>(rng() % 7 == 0 ? 120 + rng() % 16
+                                               : 112 + rng() % 16);
+  w.globalScale = 1.0f;
+  auto valueLayout = type.buildValueReference();
+  auto scaleLayout = type.buildScaleReference();
+  std::vector<uint8_t> values(valueLayout->getStorageBytes()),
+      scales(scaleLayout->getStorageBytes());
+  valueLayout->store(w.elements.data(), values.data());
+  scaleLayout->store(w.scales.data(), scales.data());
+  std::vector<uint16_t> a =
+      ::microscale::testing::randomActivations(tokens * k, rng);
+
+  // Expert 0: rows 0-2; expert 1: rows 17-20, of which 20 is past the 20
+  // ragged rows; expert 2: rows 3-13 (11 rows: two groups of the plan's 8;
+  // row 5's gather index is out of range); expert 3: empty; expert 4: a
+  // negative count (last, so that a lowering that took it as a large count
+  // would overwrite rows).
+  std::vector<int32_t> offsets = {0, 17, 3, 14, 0},
+                       counts = {3, 4, 11, 0, -3};
+  std::vector<int32_t> gather = {5, 0, 2, 1, 1, 99, 4, 3, 0, 2,
+                                 8, 7, 6, 5, 4, 3, 2, 1, 0, 8};
+  std::vector<int32_t> scatter = {23, 0, 2, 4, 6, 8, 10, 1, 3, 5,
+                                  7, 9, 11, 12, 13, 14, 15, 16, 17, 18};
+  std::vector<float> got(outRows * n, std::nanf(""));
+
+  int64_t zero = 0, one = 1, vn = values.size(), sn = scales.size();
+  int64_t at = tokens, ak = k, oRows = outRows, on = n, ne = experts,
+          nr = rows;
+  uint16_t *ap = a.data();
+  uint8_t *vp = values.data(), *sp = scales.data();
+  float *op = got.data();
+  int32_t *offp = offsets.data(), *cntp = counts.data(), *gp = gather.data(),
+          *scp = scatter.data();
+  float g = 1.0f;
+  std::vector<void *> args = {&ap,   &ap,   &zero, &at,   &ak,   &ak,   &one,
+                              &vp,   &vp,   &zero, &vn,   &one,  &sp,   &sp,
+                              &zero, &sn,   &one,  &g,    &op,   &op,   &zero,
+                              &oRows, &on,  &on,   &one,  &offp, &offp, &zero,
+                              &ne,   &one,  &cntp, &cntp, &zero, &ne,   &one,
+                              &gp,   &gp,   &zero, &nr,   &one,  &scp,  &scp,
+                              &zero, &nr,   &one};
+  llvm::Error error = engine->invokePacked("mm", args);
+  ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
+
+  std::vector<float> dequantized = ref::dequantize(w, ref::E8M0Edges::OCP);
+  std::vector<bool> written(outRows, false);
+  size_t checked = 0;
+  for (int64_t ex = 0; ex < experts; ++ex)
+    for (int64_t i = 0; i < std::max(counts[ex], 0); ++i) {
+      const int64_t row = offsets[ex] + i;
+      if (row >= rows || gather[row] >= tokens || scatter[row] >= outRows)
+        continue;
+      written[scatter[row]] = true;
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0, magnitude = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const double x = ref::fromBF16Bits(a[gather[row] * k + kk]);
+          const double y = dequantized[(ex * k + kk) * n + j];
+          want += x * y;
+          magnitude += std::fabs(x * y);
+        }
+        const float have = got[scatter[row] * n + j];
+        // f32 sums in the mma's order: a relative tolerance.
+        EXPECT_LE(std::fabs(have - want), 1e-5 * magnitude + 1e-30)
+            << "expert " << ex << ", ragged row " << row << ", column " << j;
+        ++checked;
+      }
+    }
+  // Rows 0-2, 3-4 and 6-13, 17-19: 16 ragged rows written.
+  EXPECT_EQ(checked, size_t(16 * n));
+  for (int64_t row = 0; row < outRows; ++row)
+    if (!written[row])
+      for (int64_t j = 0; j < n; ++j)
+        EXPECT_TRUE(std::isnan(got[row * n + j]))
+            << "out row " << row << " is written by no ragged row";
+}
+
+} // namespace

@@ -25,6 +25,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <functional>
+
 namespace mlir::microscale::hopperlayout {
 
 using codegen::Emitter;
@@ -119,6 +121,29 @@ public:
   Value rowCount(Emitter &at) const { return rows ? rows : at.index(p.m); }
   Value rows;
 
+  /// The ragged (experts) form: local row r of the block's current row
+  /// group mapped to its lhs row and its out row, each with whether it is
+  /// read or written at all (a row outside its slice, or an index outside
+  /// its tensor, is neither); the mapped row is always safe to address.
+  /// Null: dense rows (r itself, r < rowCount). And the block's expert's
+  /// byte offsets into the value and scale images (null: 0).
+  using RowMap = std::function<std::pair<Value, Value>(Emitter &, Value)>;
+  RowMap lhsRow, outRow;
+  Value valueBase, scaleBase;
+
+  /// Local row `row` as an lhs row and whether it is read.
+  std::pair<Value, Value> lhsRowOf(Emitter &at, Value row) const {
+    if (lhsRow)
+      return lhsRow(at, row);
+    return {row, below(at, row, rowCount(at))};
+  }
+  /// Local row `row` as an out row and whether it is written.
+  std::pair<Value, Value> outRowOf(Emitter &at, Value row) const {
+    if (outRow)
+      return outRow(at, row);
+    return {row, below(at, row, rowCount(at))};
+  }
+
   /// Warp `warp`'s range of chunks: [first, end).
   std::pair<Value, Value> range(Emitter &at, Value warp) const {
     return {at.div(at.mul(warp, p.chunks), p.split),
@@ -143,6 +168,8 @@ public:
       Value offset = at.add(
           at.add(at.mul(row, p.rowBytes), at.mul(chunk, 128)),
           at.add(at.mul(at.rem(g, 2), 64), at.mul(q, 16)));
+      if (valueBase)
+        offset = at.add(offset, valueBase);
       Value bytes = vector::LoadOp::create(
           b, loc, VectorType::get({16}, i8), values, ValueRange{offset},
           false, llvm::MaybeAlign(16));
@@ -159,6 +186,8 @@ public:
       Value scaleOffset = at.add(
           at.add(at.mul(scaleRow, p.scaleRowBytes), at.mul(chunk, 64)),
           at.add(at.mul(at.rem(at.div(tile, w), 2), 32), at.mul(g, 4)));
+      if (scaleBase)
+        scaleOffset = at.add(scaleOffset, scaleBase);
       Value code = vector::LoadOp::create(b, loc, VectorType::get({4}, i8),
                                           scales, ValueRange{scaleOffset},
                                           false, llvm::MaybeAlign(4));
@@ -168,8 +197,13 @@ public:
           0));
     }
     for (int64_t rt = 0; rt < p.rowTiles && !p.staged; ++rt) {
-      Value row = arith::MinUIOp::create(b, loc, at.add(g, 8 * rt),
-                                         at.add(rowCount(at), -1));
+      // A row not read: a safe row again, whose products land in rows
+      // never stored.
+      Value row =
+          lhsRow ? lhsRowOf(at, at.add(g, 8 * rt)).first
+                 : arith::MinUIOp::create(b, loc, at.add(g, 8 * rt),
+                                          at.add(rowCount(at), -1))
+                       .getResult();
       Value base = at.add(at.add(at.mul(row, p.k), at.mul(chunk, kChunkK)),
                           at.mul(q, 2));
       for (int64_t i = 0; i < 8; ++i) {
@@ -212,10 +246,10 @@ public:
       Value unit = at.add(lane, 32 * i);
       Value row = at.div(unit, 8), part = at.rem(unit, 8);
       Value k = at.add(at.mul(chunk, kChunkK), at.mul(part, 8));
-      Value inside = below(at, row, rowCount(at));
+      auto [lhsRowIndex, inside] = lhsRowOf(at, row);
       if (p.tail)
         inside = at.andI1(inside, at.lt(k, p.k));
-      Value source = at.select(inside, at.add(at.mul(row, p.k), k),
+      Value source = at.select(inside, at.add(at.mul(lhsRowIndex, p.k), k),
                                at.index(0));
       Value dest = at.add(ringRow(at, warp, slot, row), at.mul(part, 16));
       if (onHost) {
@@ -333,14 +367,15 @@ public:
               b, loc, sums[accumulator(cg, rt, i)], globalScale);
           if (value.getType() != outElement)
             value = arith::TruncFOp::create(b, loc, outElement, value);
+          auto [outRowIndex, written] = outRowOf(at, row);
           auto inside = scf::IfOp::create(
-              b, loc,
-              at.andI1(below(at, row, rowCount(at)), at.lt(column, p.n)),
+              b, loc, at.andI1(written, at.lt(column, p.n)),
               /*withElseRegion=*/false);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(&inside.getThenRegion().front());
-          memref::StoreOp::create(b, loc, value, out,
-                                  ValueRange{at.add(at.mul(row, p.n), column)});
+          memref::StoreOp::create(
+              b, loc, value, out,
+              ValueRange{at.add(at.mul(outRowIndex, p.n), column)});
         }
   }
 
@@ -350,6 +385,48 @@ private:
   Value ring; // staged: the warps' rings (i32 words), else null
   bool onHost;
 };
+
+/// The ragged form's row map (HopperMatmulEmitter::RowMap) of a row group
+/// starting at ragged row `rowBase` with `left` rows of its expert's slice
+/// left: local row r is ragged row rowBase + r, read or written when
+/// r < left, the ragged row is below `raggedRows`, and its image through
+/// `indices` (a gather or scatter; null: the ragged row itself) is below
+/// `bound` (unsigned: a negative index is outside too).
+inline HopperMatmulEmitter::RowMap raggedRowMap(Value rowBase, Value left,
+                                               Value indices, Value raggedRows,
+                                               Value bound) {
+  return [=](Emitter &at, Value r) -> std::pair<Value, Value> {
+    OpBuilder &b = at.builder();
+    Location loc = at.location();
+    Value ragged = at.add(rowBase, r);
+    Value valid = at.andI1(below(at, r, left), below(at, ragged, raggedRows));
+    Value mapped = arith::MinUIOp::create(b, loc, ragged,
+                                          at.add(raggedRows, -1));
+    if (indices)
+      mapped = arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          memref::LoadOp::create(b, loc, indices, ValueRange{mapped}));
+    valid = at.andI1(valid, below(at, mapped, bound));
+    return {arith::MinUIOp::create(b, loc, mapped, at.add(bound, -1)), valid};
+  };
+}
+
+/// Sets `emitter`'s ragged row maps for a row group (raggedRowMap): lhs rows
+/// through `gather`, out rows through `scatter`; a row is written only
+/// where it is also read (a row skipped by the gather is not written).
+inline void setRaggedRows(HopperMatmulEmitter &emitter, Value rowBase,
+                          Value left, Value gather, Value scatter,
+                          Value raggedRows, Value lhsRows, Value outRows) {
+  HopperMatmulEmitter::RowMap read =
+      raggedRowMap(rowBase, left, gather, raggedRows, lhsRows);
+  HopperMatmulEmitter::RowMap write =
+      raggedRowMap(rowBase, left, scatter, raggedRows, outRows);
+  emitter.lhsRow = read;
+  emitter.outRow = [=](Emitter &at, Value r) -> std::pair<Value, Value> {
+    auto [row, written] = write(at, r);
+    return {row, at.andI1(written, read(at, r).second)};
+  };
+}
 
 /// The kernel's argument types: flat lhs, value bytes, scale bytes, flat
 /// out, the global scale; with `dynamicRows`, the buffers of

@@ -76,6 +76,15 @@ constexpr int64_t kMaxRows = 64;
 /// (on the H200, 2880 x 5760: 27 us at 40, 64 and 65 rows against the
 /// decode kernel's 40-46 us at 40 and 64: docs/performance.md).
 constexpr int64_t kDecodeRows = 16;
+
+/// The ragged (experts) form's static facts: grid z is the expert, a block
+/// walks its expert's rows in groups of the plan's rows.
+struct RaggedForm {
+  int64_t experts = 0;
+  int64_t raggedRows = 0, lhsRows = 0, outRows = 0;
+  int64_t valueBytes = 0, scaleBytes = 0; // per expert's images
+  bool gather = false, scatter = false;
+};
 } // namespace
 
 
@@ -116,12 +125,25 @@ static LogicalResult checkHopperLayoutMatmul(MixedMatmulStorageOp op,
     return op.emitOpError() << "the Hopper-layout matmul decodes with "
                                "mul.rn.bf16x2 (sm_90 and newer); "
                             << chip.name << " has none";
-  if (rank != 2)
-    return op.emitOpError()
-           << "the ragged (experts) form with a Hopper-layout weight is not "
-              "built yet; convert_layout the expert weights to "
-              "#microscale.strided<major_dim = -2> (the K-major kernel takes "
-              "experts, gather and scatter)";
+  // The ragged form: experts with static rows, through the decode kernel.
+  const bool ragged = op.getExpertOffsets() || op.getGatherIndices() ||
+                      op.getScatterIndices();
+  if (ragged) {
+    if (!op.getExpertOffsets())
+      return op.emitOpError()
+             << "gather or scatter without experts with a Hopper-layout "
+                "weight is not built yet; convert_layout the weight to "
+                "#microscale.strided<major_dim = -2> (the K-major kernel "
+                "takes them)";
+    for (Value buffer : {op.getLhs(), op.getOut(), op.getGatherIndices(),
+                         op.getScatterIndices()})
+      if (buffer && !cast<MemRefType>(buffer.getType()).hasStaticShape())
+        return op.emitOpError()
+               << "the ragged (experts) form with a Hopper-layout weight "
+                  "takes static row counts; with rows known at run time, "
+                  "convert_layout the expert weights to "
+                  "#microscale.strided<major_dim = -2> (the K-major kernel)";
+  }
   // Rows known at run time: the kernels index the buffers as row-major.
   for (Value buffer : {op.getLhs(), op.getOut()}) {
     auto type = cast<MemRefType>(buffer.getType());
@@ -133,11 +155,11 @@ static LogicalResult checkHopperLayoutMatmul(MixedMatmulStorageOp op,
   }
   const int64_t m = lhs.getShape()[0];
   const int64_t outRows = cast<MemRefType>(op.getOut().getType()).getShape()[0];
-  if (!ShapedType::isDynamic(m) && !ShapedType::isDynamic(outRows) &&
+  if (!ragged && !ShapedType::isDynamic(m) && !ShapedType::isDynamic(outRows) &&
       outRows != m)
     return op.emitOpError() << "the Hopper-layout matmul needs as many out "
                                "rows as lhs rows";
-  const int64_t k = rhs.getShape()[0], n = rhs.getShape()[1];
+  const int64_t k = rhs.getShape()[rank - 2], n = rhs.getShape()[rank - 1];
   if (k % 32 || k == 0 || n == 0)
     return op.emitOpError() << "NVIDIA lowering needs K a positive multiple "
                                "of 32 and N positive, got K = "
@@ -162,8 +184,8 @@ planHopperMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   QTensorType rhs = op.getRhsType();
   auto scales = cast<HopperScaleAttr>(rhs.getScaleLayout());
   HopperMatmulPlan p;
-  p.k = rhs.getShape()[0];
-  p.n = rhs.getShape()[1];
+  p.k = rhs.getShape()[rhs.getRank() - 2];
+  p.n = rhs.getShape()[rhs.getRank() - 1];
   p.m = planRows;
   p.rowTiles = std::max<int64_t>(1, llvm::divideCeil(p.m, 8));
   p.chunks = llvm::divideCeil(p.k, kChunkK);
@@ -271,7 +293,8 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
                                   const HopperMatmulPlan &p,
                                   gpu::GPUModuleOp kernels, StringRef name,
                                   ArrayRef<Type> argTypes,
-                                  const MixedMatmulOptions &options) {
+                                  const MixedMatmulOptions &options,
+                                  const RaggedForm *ragged = nullptr) {
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
   KernelSignature signature;
@@ -305,11 +328,46 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   HopperMatmulEmitter emitter(p, entry.getArgument(0), entry.getArgument(1),
                               entry.getArgument(2), entry.getArgument(3),
                               entry.getArgument(4), ring, /*onHost=*/false);
-  if (argTypes.size() > 5)
+  if (argTypes.size() > 5 && !ragged)
     emitter.rows = entry.getArgument(5);
   Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = e.rem(thread, 32), warp = e.div(thread, 32);
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  // The ragged form: the block's expert (grid z), its images, and a loop
+  // over its rows in groups of the plan's rows, the body below per group.
+  scf::ForOp groups;
+  if (ragged) {
+    Value expert = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+    unsigned next = 5;
+    Value offsets = entry.getArgument(next++);
+    Value counts = entry.getArgument(next++);
+    Value gather = ragged->gather ? entry.getArgument(next++) : Value();
+    Value scatter = ragged->scatter ? entry.getArgument(next++) : Value();
+    auto signedIndex = [&](Value v) {
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
+          .getResult();
+    };
+    Value start = signedIndex(
+        memref::LoadOp::create(b, loc, offsets, ValueRange{expert}));
+    // A negative count is an empty slice.
+    Value count = arith::MaxSIOp::create(
+        b, loc,
+        signedIndex(memref::LoadOp::create(b, loc, counts, ValueRange{expert})),
+        e.index(0));
+    const int64_t groupRows = 8 * p.rowTiles;
+    emitter.valueBase = e.mul(expert, ragged->valueBytes);
+    emitter.scaleBase = e.mul(expert, ragged->scaleBytes);
+    groups = scf::ForOp::create(b, loc, e.index(0),
+                                e.div(e.add(count, groupRows - 1), groupRows),
+                                e.index(1));
+    b.setInsertionPoint(groups.getBody()->getTerminator());
+    Value skipped = e.mul(groups.getInductionVar(), groupRows);
+    Value rowBase = e.add(start, skipped);
+    Value left = arith::SubIOp::create(b, loc, count, skipped);
+    setRaggedRows(emitter, rowBase, left, gather, scatter,
+                  e.index(ragged->raggedRows), e.index(ragged->lhsRows),
+                  e.index(ragged->outRows));
+  }
   Value first, end;
   std::tie(first, end) = emitter.range(e, warp);
   Value count = arith::SubIOp::create(b, loc, end, first);
@@ -444,6 +502,14 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
               b, loc, partials,
               ValueRange{e.add(e.mul(e.add(lane, 32 * w), accumulators), i)}));
   emitter.store(e, block, lane, sums);
+  if (ragged) {
+    // The next group's copies and split sums reuse the ring and the shared
+    // sums: every copy of this group lands and warp 0 has read the sums.
+    b.setInsertionPointAfter(firstWarp);
+    if (p.staged)
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    gpu::BarrierOp::create(b, loc);
+  }
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, loc);
   return function;
@@ -453,6 +519,105 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
 /// the tiling asks for the decode kernel's split of K (up to 64 rows).
 static bool takesWgmma(int64_t m, const MixedMatmulOptions &options) {
   return m > kMaxRows || (m > kDecodeRows && !options.splitK);
+}
+
+/// Whether `op` is the ragged (experts) form.
+static bool isRagged(MixedMatmulStorageOp op) {
+  return static_cast<bool>(op.getExpertOffsets());
+}
+
+/// The ragged form's facts of `op` (checked: static rows, experts).
+static RaggedForm getRaggedForm(MixedMatmulStorageOp op) {
+  QTensorType rhs = op.getRhsType();
+  RaggedForm r;
+  r.experts = rhs.getShape()[0];
+  r.lhsRows = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
+  r.outRows = cast<MemRefType>(op.getOut().getType()).getShape()[0];
+  r.gather = static_cast<bool>(op.getGatherIndices());
+  r.scatter = static_cast<bool>(op.getScatterIndices());
+  Value indices = r.gather ? op.getGatherIndices() : op.getScatterIndices();
+  r.raggedRows = indices ? cast<MemRefType>(indices.getType()).getShape()[0]
+                         : r.lhsRows;
+  // Each expert's images follow one another (the batch dimension is the
+  // layouts' outermost).
+  r.valueBytes =
+      ShapedType::getNumElements(rhs.getValueStorageShape()) / r.experts;
+  r.scaleBytes =
+      ShapedType::getNumElements(rhs.getScaleStorageShape()) / r.experts;
+  return r;
+}
+
+/// The rows the ragged form's decode kernel is planned for: the ragged
+/// rows per expert, at least 1 and at most 16 (a block walks more).
+static int64_t raggedPlanRows(const RaggedForm &r) {
+  return std::clamp<int64_t>(
+      llvm::divideCeil(r.raggedRows, std::max<int64_t>(1, r.experts)), 1,
+      kDecodeRows);
+}
+
+/// The ragged form's kernel arguments: lhs and out flat with their own
+/// rows, then the expert offsets and counts, the gather and the scatter.
+static SmallVector<Type> raggedKernelArguments(MixedMatmulStorageOp op,
+                                               const HopperMatmulPlan &p,
+                                               const RaggedForm &r) {
+  SmallVector<Type> types = kernelArguments(op, p);
+  auto flat = [](Type type, int64_t elements) {
+    return MemRefType::get({elements}, cast<MemRefType>(type).getElementType());
+  };
+  types[0] = flat(types[0], r.lhsRows * p.k);
+  types[3] = flat(types[3], r.outRows * p.n);
+  for (Value index : {op.getExpertOffsets(), op.getExpertCounts(),
+                      op.getGatherIndices(), op.getScatterIndices()})
+    if (index)
+      types.push_back(index.getType());
+  return types;
+}
+
+static SmallVector<Value> raggedKernelOperands(OpBuilder &builder,
+                                               MixedMatmulStorageOp op,
+                                               ArrayRef<Type> types) {
+  SmallVector<Value> operands =
+      kernelOperands(builder, op, types.take_front(5));
+  for (Value index : {op.getExpertOffsets(), op.getExpertCounts(),
+                      op.getGatherIndices(), op.getScatterIndices()})
+    if (index)
+      operands.push_back(index);
+  return operands;
+}
+
+/// The ragged form: the decode kernel with grid z the expert.
+static LogicalResult outlineRagged(MixedMatmulStorageOp op,
+                                   gpu::GPUModuleOp kernels, unsigned index,
+                                   const nvvm::NVIDIAChip &chip,
+                                   int64_t smCount,
+                                   const MixedMatmulOptions &options) {
+  const RaggedForm ragged = getRaggedForm(op);
+  if (ragged.experts == 0 || ragged.raggedRows == 0 || ragged.lhsRows == 0 ||
+      ragged.outRows == 0) {
+    op.erase();
+    return success();
+  }
+  FailureOr<HopperMatmulPlan> planned =
+      planHopperMatmul(op, options, chip,
+                       smCount ? smCount : chip.defaultSMCount,
+                       raggedPlanRows(ragged));
+  if (failed(planned))
+    return failure();
+  const HopperMatmulPlan &p = *planned;
+  SmallVector<Type> types = raggedKernelArguments(op, p, ragged);
+  gpu::GPUFuncOp function =
+      buildKernel(op, p, kernels, ("mixed_matmul_hopper_" + Twine(index)).str(),
+                  types, options, &ragged);
+  OpBuilder builder(op);
+  Emitter host(builder, op.getLoc());
+  gpu::LaunchFuncOp::create(
+      builder, op.getLoc(), function,
+      gpu::KernelDim3{host.index(p.blocks()), host.index(1),
+                      host.index(ragged.experts)},
+      gpu::KernelDim3{host.index(32 * p.split), host.index(1), host.index(1)},
+      Value(), raggedKernelOperands(builder, op, types));
+  op.erase();
+  return success();
 }
 
 /// Whether `op`'s rows are known at run time only (lhs or out).
@@ -580,6 +745,8 @@ LogicalResult mlir::microscale::outlineHopperLayoutMatmul(
     const MixedMatmulOptions &options) {
   if (failed(checkHopperLayoutMatmul(op, chip)))
     return failure();
+  if (isRagged(op))
+    return outlineRagged(op, kernels, index, chip, smCount, options);
   if (hasDynamicRows(op))
     return outlineDynamicRows(op, kernels, index, chip, smCount, options);
   // Above decode sizes: the wgmma kernel (the decoded weight serves a
@@ -683,7 +850,8 @@ static void emulateMma(OpBuilder &b, Location loc, Value a, int64_t aIndex,
 /// kernel's operands; the rows last where known at run time only).
 static void emitDecodeEmulation(OpBuilder &b, Location loc,
                                 const HopperMatmulPlan &p,
-                                ArrayRef<Value> args) {
+                                ArrayRef<Value> args,
+                                const RaggedForm *ragged = nullptr) {
   OpBuilder::InsertionGuard outer(b);
   Emitter e(b, loc);
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
@@ -695,7 +863,7 @@ static void emitDecodeEmulation(OpBuilder &b, Location loc,
         ValueRange{}, b.getI64IntegerAttr(16));
   HopperMatmulEmitter emitter(p, args[0], args[1], args[2], args[3], args[4],
                               ring, /*onHost=*/true);
-  if (args.size() > 5)
+  if (args.size() > 5 && !ragged)
     emitter.rows = args[5];
   const int64_t accumulators = p.accumulators();
   // Registers of every lane: the warps' accumulators, one chunk's A
@@ -714,6 +882,35 @@ static void emitDecodeEmulation(OpBuilder &b, Location loc,
   auto upTo = [&](int64_t n) { return loop(e.index(0), e.index(n)); };
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value block = upTo(p.blocks());
+  if (ragged) {
+    // Grid z and the block's loop over its expert's row groups.
+    Value expert = upTo(ragged->experts);
+    unsigned next = 5;
+    Value offsets = args[next++], counts = args[next++];
+    Value gather = ragged->gather ? args[next++] : Value();
+    Value scatter = ragged->scatter ? args[next++] : Value();
+    auto signedIndex = [&](Value v) {
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
+          .getResult();
+    };
+    Value start = signedIndex(
+        memref::LoadOp::create(b, loc, offsets, ValueRange{expert}));
+    Value count = arith::MaxSIOp::create(
+        b, loc,
+        signedIndex(memref::LoadOp::create(b, loc, counts, ValueRange{expert})),
+        e.index(0));
+    const int64_t groupRows = 8 * p.rowTiles;
+    emitter.valueBase = e.mul(expert, ragged->valueBytes);
+    emitter.scaleBase = e.mul(expert, ragged->scaleBytes);
+    Value group =
+        loop(e.index(0), e.div(e.add(count, groupRows - 1), groupRows));
+    Value skipped = e.mul(group, groupRows);
+    Value rowBase = e.add(start, skipped);
+    Value left = arith::SubIOp::create(b, loc, count, skipped);
+    setRaggedRows(emitter, rowBase, left, gather, scatter,
+                  e.index(ragged->raggedRows), e.index(ragged->lhsRows),
+                  e.index(ragged->outRows));
+  }
   {
     OpBuilder::InsertionGuard guard(b);
     Value warp = upTo(p.split);
@@ -813,6 +1010,26 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
                                     [](Diagnostic &) { return success(); });
     if (failed(checkHopperLayoutMatmul(op, chip)))
       return false;
+    if (isRagged(op)) {
+      const RaggedForm ragged = getRaggedForm(op);
+      FailureOr<HopperMatmulPlan> planned = planHopperMatmul(
+          op, options, chip, sms, raggedPlanRows(ragged));
+      if (failed(planned))
+        return false;
+      op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
+                                   scf::SCFDialect, vector::VectorDialect,
+                                   LLVM::LLVMDialect>();
+      OpBuilder b(op);
+      if (ragged.experts && ragged.raggedRows && ragged.lhsRows &&
+          ragged.outRows)
+        emitDecodeEmulation(
+            b, op.getLoc(), *planned,
+            raggedKernelOperands(
+                b, op, raggedKernelArguments(op, *planned, ragged)),
+            &ragged);
+      op.erase();
+      return true;
+    }
     if (!dynamicRows && takesWgmma(m, options))
       return emulateHopperWgmmaMatmulOnHost(op, chip, smCount, options);
     for (int64_t rows : dynamicRows

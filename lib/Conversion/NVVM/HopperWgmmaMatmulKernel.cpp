@@ -95,8 +95,8 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
   auto scales = cast<HopperScaleAttr>(rhs.getScaleLayout());
   WgmmaPlan w;
   HopperMatmulPlan &p = w.base;
-  p.k = rhs.getShape()[0];
-  p.n = rhs.getShape()[1];
+  p.k = rhs.getShape()[rhs.getRank() - 2];
+  p.n = rhs.getShape()[rhs.getRank() - 1];
   p.m = planRows;
   p.rowTiles = 1;
   p.columnGroups = 1;

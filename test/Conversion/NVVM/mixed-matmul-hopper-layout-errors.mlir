@@ -20,10 +20,21 @@ func.func @strided_scales(%a: memref<2x64xbf16>, %v: memref<16384xi8>, %s: memre
 
 // -----
 
+// The ragged form with rows known at run time: the K-major kernel's.
 !w = !microscale.qtensor<2x64x16, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
-func.func @experts(%a: memref<2x64xbf16>, %v: memref<32768xi8>, %s: memref<512xi8>, %g: f32, %o: memref<2x16xbf16>, %off: memref<2xi32>, %cnt: memref<2xi32>) {
-  // expected-error @+1 {{the ragged (experts) form with a Hopper-layout weight is not built yet; convert_layout the expert weights to #microscale.strided<major_dim = -2>}}
-  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<2xi32>, memref<2xi32>) : memref<2x64xbf16>, !w, memref<32768xi8>, memref<512xi8>, memref<2x16xbf16>
+func.func @experts_dynamic(%a: memref<?x64xbf16>, %v: memref<32768xi8>, %s: memref<512xi8>, %g: f32, %o: memref<?x16xbf16>, %off: memref<2xi32>, %cnt: memref<2xi32>) {
+  // expected-error @+1 {{the ragged (experts) form with a Hopper-layout weight takes static row counts; with rows known at run time, convert_layout the expert weights to #microscale.strided<major_dim = -2> (the K-major kernel)}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<2xi32>, memref<2xi32>) : memref<?x64xbf16>, !w, memref<32768xi8>, memref<512xi8>, memref<?x16xbf16>
+  return
+}
+
+// -----
+
+// A gather without experts.
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @gather_only(%a: memref<2x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<3x16xbf16>, %ga: memref<3xi32>) {
+  // expected-error @+1 {{gather or scatter without experts with a Hopper-layout weight is not built yet}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o gather(%ga : memref<3xi32>) : memref<2x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<3x16xbf16>
   return
 }
 

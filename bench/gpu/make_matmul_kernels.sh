@@ -4,7 +4,8 @@
 # small correctness shapes, issue 8's benchmark shapes and its MoE case.
 #   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR [sweep]
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
-# K-major one; with "wgmma", only the cases above 64 rows. With "sweep", the decode shapes instead, at several tilings; with "check",
+# K-major one; with "wgmma", only the cases above 64 rows (and MoE); with
+# "moe", only the MoE cases. With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -190,6 +191,50 @@ MLIR
   done
   rm -f "$out/$name.lowered.mlir" "$out/$name.mlir"
 }
+# The ragged (MoE) form with the expert weights in the Hopper layouts: the
+# decode kernel, grid z the expert (rows through a gather, out through a
+# scatter, as emit's ragged cases).
+#   emit_hopper_moe M K N EXPERTS TOKENS [SPLIT]
+emit_hopper_moe() {
+  local m=$1 k=$2 n=$3 experts=$4 tokens=$5 split=${6:-0}
+  local name="mm_hl_moe_${m}_${k}_${n}_e${experts}_s${split}"
+  local tiling="microscale-nvvm-set-tiling{matmul-split-k=$split},"
+  local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
+  local kb=$(( (k / 2 + 63) / 64 * 64 )) ks=$(( (k / 32 + 1) / 2 * 2 ))
+  local vbytes=$((experts * np * kb)) sbytes=$((experts * ns * ks))
+  local type="!microscale.qtensor<${experts}x${k}x${n}, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>"
+  cat > "$out/$name.mlir" <<MLIR
+func.func @mm(%a: memref<${tokens}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<${m}x${n}xbf16>, %off: memref<${experts}xi32>, %cnt: memref<${experts}xi32>, %gather: memref<${m}xi32>, %scatter: memref<${m}xi32>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<${experts}xi32>, memref<${experts}xi32>) gather(%gather : memref<${m}xi32>) scatter(%scatter : memref<${m}xi32>) : memref<${tokens}x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<${m}x${n}xbf16>
+  return
+}
+MLIR
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(${tiling}microscale-gpu-to-ptx{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(${tiling}microscale-gpu-to-ptx)" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  local threads grid
+  threads=$(grep -oE '\.(req|max)ntid [0-9]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
+  grid=$(grep -oE 'blocks in \([^)]*\)' "$out/$name.lowered.mlir" |
+         grep -oE '%c[0-9]+' | sed 's/%c//' | tr '\n' ' ')
+  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  rm "$out/$name.lowered.mlir" "$out/$name.mlir"
+  echo "$m $k $n $threads $name ${grid}$experts $tokens mixed_matmul_hopper_0 0 hopper4" >> "$out/cases.txt"
+}
+# MoE in the Hopper layouts beside the K-major kernel: a small correctness
+# case (an empty expert, K = 512), gpt-oss mlp1 with 32 experts (128 tokens
+# top-4), and splits of K beside the planner's. (128 experts: matmul-bench
+# stores the Hopper images through the reference library on the host, 2.1
+# billion codes, longer than the run's time limit.)
+moe_cases() {
+  emit_hopper_moe 40 512 96 8 10
+  emit_hopper_moe 512 2880 5760 32 128
+  emit 512 2880 5760 32 128
+  for split in 1 2 8; do
+    emit_hopper_moe 512 2880 5760 32 128 $split
+  done
+}
 # The wgmma kernel's cases (the Hopper layout above 64 rows).
 wgmma_cases() {
   # Above decode sizes: the wgmma kernel beside the K-major one; M = 100
@@ -208,11 +253,12 @@ wgmma_cases() {
   # One compile for every M (rows known at run time), each M against the
   # static kernel of the same M where there is one.
   emit_hopper_dynamic 2880 5760 1 7 16 17 24 32 40 64 65 100 256 1000 4096
+  moe_cases
   # Where the decode kernel hands over to the wgmma kernel (above 16
   # rows): both at 32 and 64 rows (a split of K asks for the decode one).
   for m in 32 64; do
     emit_hopper $m 2880 5760
-    emit_hopper $m 2880 5760 4
+    emit_hopper $m 2880 5760 3
   done
   emit 1000 2880 5760
   # The wgmma tiling beside the planner's: tokens per tile, warps per
@@ -232,6 +278,8 @@ wgmma_cases() {
 }
 if [ "$mode" = wgmma ]; then
   wgmma_cases
+elif [ "$mode" = moe ]; then
+  moe_cases
 elif [ "$mode" = hopper ]; then
   # Correctness first: a half last chunk, partial column tiles, odd M, 8
   # row tiles, uneven split ranges.

@@ -149,18 +149,13 @@ int main(int argc, char **argv) {
     };
     const float globalScale = 1.0f;
 
-    // A Hopper-layout case ("hopper<W>", dense only): the same codes stored
-    // into Triton's Hopper value layout (mma_version 3) and scale layout
-    // (num_warps W) by the reference library; the device gets those bytes.
+    // A Hopper-layout case ("hopper<W>"): the same codes stored into
+    // Triton's Hopper value layout (mma_version 3) and scale layout
+    // (num_warps W) by the reference library, expert after expert (each
+    // expert's images follow one another); the device gets those bytes.
     std::vector<uint8_t> deviceValues = values, deviceScales = scaleCodes;
-    if (layout.rfind("hopper", 0) == 0 && !experts) {
+    if (layout.rfind("hopper", 0) == 0) {
       const int warps = std::stoi(layout.substr(6));
-      std::vector<uint8_t> codes(k * n);
-      for (int64_t kk = 0; kk < k; ++kk)
-        for (int64_t nn = 0; nn < n; ++nn) {
-          const uint8_t byte = values[(nn * k + kk) / 2];
-          codes[kk * n + nn] = kk % 2 ? byte >> 4 : byte & 0xF;
-        }
       std::string error;
       auto valueLayout = ref::makeHopperValueLayout({k, n}, -2, 3, &error);
       auto scaleLayout =
@@ -169,10 +164,21 @@ int main(int argc, char **argv) {
         std::printf("# %s: %s\n", name.c_str(), error.c_str());
         return 1;
       }
-      deviceValues.assign(valueLayout->getStorageBytes(), 0);
-      deviceScales.assign(scaleLayout->getStorageBytes(), 0);
-      valueLayout->store(codes.data(), deviceValues.data());
-      scaleLayout->store(scaleCodes.data(), deviceScales.data());
+      const size_t valueBytes = valueLayout->getStorageBytes(),
+                   scaleBytes = scaleLayout->getStorageBytes();
+      deviceValues.assign(batches * valueBytes, 0);
+      deviceScales.assign(batches * scaleBytes, 0);
+      std::vector<uint8_t> codes(k * n);
+      for (int64_t e = 0; e < batches; ++e) {
+        for (int64_t kk = 0; kk < k; ++kk)
+          for (int64_t nn = 0; nn < n; ++nn) {
+            const uint8_t byte = values[((e * n + nn) * k + kk) / 2];
+            codes[kk * n + nn] = kk % 2 ? byte >> 4 : byte & 0xF;
+          }
+        valueLayout->store(codes.data(), deviceValues.data() + e * valueBytes);
+        scaleLayout->store(scaleCodes.data() + e * (k / 32) * n,
+                           deviceScales.data() + e * scaleBytes);
+      }
     }
     cuda::Module module = driver.loadModule(bench::readFile(dir + "/" + name + ".cubin"));
     cuda::Function kernel = driver.getFunction(module, entry);

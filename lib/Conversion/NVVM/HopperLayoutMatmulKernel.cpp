@@ -242,8 +242,12 @@ planHopperMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   problem.chunks = p.chunks;
   problem.chunksInFlight = p.depth;
   problem.registersPerThread = estimateRegisters(p);
-  problem.blocks = p.blocks();
-  problem.weightBytes = static_cast<double>(p.n) * (p.k / 2 + p.k / 32);
+  // The ragged form's grid has a block per column strip and expert, and
+  // reads every expert's weight.
+  const int64_t experts = op.getExpertOffsets() ? rhs.getShape()[0] : 1;
+  problem.blocks = p.blocks() * experts;
+  problem.weightBytes =
+      static_cast<double>(experts) * p.n * (p.k / 2 + p.k / 32);
   problem.maxSplit = chip.maxThreadsPerBlock / 32;
   // The warps' rings and the split sums in static shared memory.
   const int64_t sharedPerWarp = p.warpRingBytes() + 32 * p.accumulators() * 4;

@@ -16,7 +16,7 @@
 !w = !microscale.qtensor<32x2880x5760, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
 
 // CHECK-LABEL: func.func @moe
-// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0 blocks in (%c180, %c1, %c32) threads in (%c256,
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0 blocks in (%c180, %c1, %c32) threads in (%c128,
 // CHECK-SAME: memref<368640xbf16>
 // CHECK-SAME: memref<2949120xbf16>
 // CHECK-SAME: memref<32xi32>

@@ -106,6 +106,41 @@ struct ChunkWords {
   }
 };
 
+/// One 16-byte unit of activations (8 bf16 from element `source` of `lhs`)
+/// into byte `dest` of the shared buffer `shared` (i32 words): cp.async
+/// with source size 0 (zero fill) where `inside` is false; on the host, the
+/// same bytes by a vector load and store.
+inline void copyActivationUnit(Emitter &at, Value shared, Value dest,
+                               Value lhs, Value source, Value inside,
+                               bool onHost) {
+  OpBuilder &b = at.builder();
+  Location loc = at.location();
+  if (onHost) {
+    Type i32 = b.getI32Type();
+    Value words = vector::BitCastOp::create(
+        b, loc, VectorType::get({4}, i32),
+        vector::LoadOp::create(b, loc, VectorType::get({8}, b.getBF16Type()),
+                               lhs, ValueRange{source}));
+    Value zeros = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(VectorType::get({4}, i32),
+                                       b.getI32IntegerAttr(0)));
+    vector::StoreOp::create(b, loc, at.select(inside, words, zeros), shared,
+                            ValueRange{at.div(dest, 4)});
+    return;
+  }
+  auto pointer = [&](Value memref, Value byteOffset, unsigned space) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+    Value address = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                               at.add(base, byteOffset));
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), address);
+  };
+  NVVM::CpAsyncOp::create(b, loc, pointer(shared, dest, 3),
+                          pointer(lhs, at.mul(source, 2), 1), 16,
+                          NVVM::LoadCacheModifierKind::CG,
+                          at.select(inside, at.i32(16), at.i32(0)));
+}
+
 /// Emits the kernel's parts, per lane: the same code runs in the kernel
 /// (lane = the thread's lane) and in the host emulation (lane = a loop).
 class HopperMatmulEmitter {
@@ -239,8 +274,6 @@ public:
   /// nothing and zero-fill (their source clamped to row 0, K 0).
   void copyActivations(Emitter &at, Value warp, Value lane, Value chunk,
                        Value slot) const {
-    OpBuilder &b = at.builder();
-    Location loc = at.location();
     const int64_t units = p.ringRows() * 8;
     for (int64_t i = 0; i * 32 < units; ++i) {
       Value unit = at.add(lane, 32 * i);
@@ -252,33 +285,7 @@ public:
       Value source = at.select(inside, at.add(at.mul(lhsRowIndex, p.k), k),
                                at.index(0));
       Value dest = at.add(ringRow(at, warp, slot, row), at.mul(part, 16));
-      if (onHost) {
-        // The copy's bytes (zeros where it copies nothing) into the ring.
-        Type i32 = b.getI32Type();
-        Value words = vector::BitCastOp::create(
-            b, loc, VectorType::get({4}, i32),
-            vector::LoadOp::create(b, loc, VectorType::get({8}, b.getBF16Type()),
-                                   lhs, ValueRange{source}));
-        Value zeros = arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(VectorType::get({4}, i32),
-                                           b.getI32IntegerAttr(0)));
-        vector::StoreOp::create(b, loc, at.select(inside, words, zeros), ring,
-                                ValueRange{at.div(dest, 4)});
-        continue;
-      }
-      auto pointer = [&](Value memref, Value byteOffset, unsigned space) {
-        Value base =
-            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-        Value address = arith::IndexCastOp::create(
-            b, loc, b.getI64Type(), at.add(base, byteOffset));
-        return LLVM::IntToPtrOp::create(
-            b, loc, LLVM::LLVMPointerType::get(b.getContext(), space),
-            address);
-      };
-      NVVM::CpAsyncOp::create(
-          b, loc, pointer(ring, dest, 3), pointer(lhs, at.mul(source, 2), 1),
-          16, NVVM::LoadCacheModifierKind::CG,
-          at.select(inside, at.i32(16), at.i32(0)));
+      copyActivationUnit(at, ring, dest, lhs, source, inside, onHost);
     }
   }
 

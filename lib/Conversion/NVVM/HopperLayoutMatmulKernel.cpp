@@ -292,6 +292,53 @@ static SmallVector<Value> emitMma(OpBuilder &b, Location loc, ValueRange a,
   return sums;
 }
 
+/// The ragged form, per block: its expert's first ragged row, the count
+/// of its rows (a negative count is an empty slice), their groups of the
+/// plan's rows, and the ragged index buffers; the expert's image offsets
+/// are set on `emitter`. `indices`: the kernel's offsets, counts, gather
+/// and scatter arguments (the last two where given).
+struct RaggedSlice {
+  Value start, count, groups, gather, scatter;
+};
+static RaggedSlice beginRaggedSlice(Emitter &e, HopperMatmulEmitter &emitter,
+                                    const HopperMatmulPlan &p,
+                                    const RaggedForm &ragged, Value expert,
+                                    ValueRange indices) {
+  OpBuilder &b = e.builder();
+  Location loc = e.location();
+  auto signedIndex = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v).getResult();
+  };
+  RaggedSlice slice;
+  slice.start = signedIndex(
+      memref::LoadOp::create(b, loc, indices[0], ValueRange{expert}));
+  slice.count = arith::MaxSIOp::create(
+      b, loc,
+      signedIndex(memref::LoadOp::create(b, loc, indices[1], ValueRange{expert})),
+      e.index(0));
+  const int64_t groupRows = 8 * p.rowTiles;
+  slice.groups = e.div(e.add(slice.count, groupRows - 1), groupRows);
+  unsigned next = 2;
+  slice.gather = ragged.gather ? indices[next++] : Value();
+  slice.scatter = ragged.scatter ? indices[next++] : Value();
+  emitter.valueBase = e.mul(expert, ragged.valueBytes);
+  emitter.scaleBase = e.mul(expert, ragged.scaleBytes);
+  return slice;
+}
+
+/// Sets `emitter`'s row maps for row group `group` of `slice`.
+static void enterRaggedGroup(Emitter &e, HopperMatmulEmitter &emitter,
+                             const HopperMatmulPlan &p,
+                             const RaggedForm &ragged, const RaggedSlice &slice,
+                             Value group) {
+  Value skipped = e.mul(group, 8 * p.rowTiles);
+  Value left =
+      arith::SubIOp::create(e.builder(), e.location(), slice.count, skipped);
+  setRaggedRows(emitter, e.add(slice.start, skipped), left, slice.gather,
+                slice.scatter, e.index(ragged.raggedRows),
+                e.index(ragged.lhsRows), e.index(ragged.outRows));
+}
+
 /// The kernel of plan `p`.
 static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
                                   const HopperMatmulPlan &p,
@@ -342,35 +389,11 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   scf::ForOp groups;
   if (ragged) {
     Value expert = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-    unsigned next = 5;
-    Value offsets = entry.getArgument(next++);
-    Value counts = entry.getArgument(next++);
-    Value gather = ragged->gather ? entry.getArgument(next++) : Value();
-    Value scatter = ragged->scatter ? entry.getArgument(next++) : Value();
-    auto signedIndex = [&](Value v) {
-      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
-          .getResult();
-    };
-    Value start = signedIndex(
-        memref::LoadOp::create(b, loc, offsets, ValueRange{expert}));
-    // A negative count is an empty slice.
-    Value count = arith::MaxSIOp::create(
-        b, loc,
-        signedIndex(memref::LoadOp::create(b, loc, counts, ValueRange{expert})),
-        e.index(0));
-    const int64_t groupRows = 8 * p.rowTiles;
-    emitter.valueBase = e.mul(expert, ragged->valueBytes);
-    emitter.scaleBase = e.mul(expert, ragged->scaleBytes);
-    groups = scf::ForOp::create(b, loc, e.index(0),
-                                e.div(e.add(count, groupRows - 1), groupRows),
-                                e.index(1));
+    RaggedSlice slice = beginRaggedSlice(e, emitter, p, *ragged, expert,
+                                         entry.getArguments().drop_front(5));
+    groups = scf::ForOp::create(b, loc, e.index(0), slice.groups, e.index(1));
     b.setInsertionPoint(groups.getBody()->getTerminator());
-    Value skipped = e.mul(groups.getInductionVar(), groupRows);
-    Value rowBase = e.add(start, skipped);
-    Value left = arith::SubIOp::create(b, loc, count, skipped);
-    setRaggedRows(emitter, rowBase, left, gather, scatter,
-                  e.index(ragged->raggedRows), e.index(ragged->lhsRows),
-                  e.index(ragged->outRows));
+    enterRaggedGroup(e, emitter, p, *ragged, slice, groups.getInductionVar());
   }
   Value first, end;
   std::tie(first, end) = emitter.range(e, warp);
@@ -889,31 +912,10 @@ static void emitDecodeEmulation(OpBuilder &b, Location loc,
   if (ragged) {
     // Grid z and the block's loop over its expert's row groups.
     Value expert = upTo(ragged->experts);
-    unsigned next = 5;
-    Value offsets = args[next++], counts = args[next++];
-    Value gather = ragged->gather ? args[next++] : Value();
-    Value scatter = ragged->scatter ? args[next++] : Value();
-    auto signedIndex = [&](Value v) {
-      return arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
-          .getResult();
-    };
-    Value start = signedIndex(
-        memref::LoadOp::create(b, loc, offsets, ValueRange{expert}));
-    Value count = arith::MaxSIOp::create(
-        b, loc,
-        signedIndex(memref::LoadOp::create(b, loc, counts, ValueRange{expert})),
-        e.index(0));
-    const int64_t groupRows = 8 * p.rowTiles;
-    emitter.valueBase = e.mul(expert, ragged->valueBytes);
-    emitter.scaleBase = e.mul(expert, ragged->scaleBytes);
-    Value group =
-        loop(e.index(0), e.div(e.add(count, groupRows - 1), groupRows));
-    Value skipped = e.mul(group, groupRows);
-    Value rowBase = e.add(start, skipped);
-    Value left = arith::SubIOp::create(b, loc, count, skipped);
-    setRaggedRows(emitter, rowBase, left, gather, scatter,
-                  e.index(ragged->raggedRows), e.index(ragged->lhsRows),
-                  e.index(ragged->outRows));
+    RaggedSlice slice = beginRaggedSlice(e, emitter, p, *ragged, expert,
+                                         args.drop_front(5));
+    enterRaggedGroup(e, emitter, p, *ragged, slice,
+                     loop(e.index(0), slice.groups));
   }
   {
     OpBuilder::InsertionGuard guard(b);

@@ -264,33 +264,7 @@ public:
       Value source =
           at.select(inside, at.add(at.mul(token, p.k), k), at.index(0));
       Value dest = swizzled(at, stage, row, part);
-      if (onHost) {
-        Type i32 = b.getI32Type();
-        Value words = vector::BitCastOp::create(
-            b, loc, VectorType::get({4}, i32),
-            vector::LoadOp::create(b, loc,
-                                   VectorType::get({8}, b.getBF16Type()), lhs,
-                                   ValueRange{source}));
-        Value zeros = arith::ConstantOp::create(
-            b, loc, DenseElementsAttr::get(VectorType::get({4}, i32),
-                                           b.getI32IntegerAttr(0)));
-        vector::StoreOp::create(b, loc, at.select(inside, words, zeros),
-                                stages, ValueRange{at.div(dest, 4)});
-        continue;
-      }
-      auto pointer = [&](Value memref, Value byteOffset, unsigned space) {
-        Value base =
-            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-        Value address = arith::IndexCastOp::create(
-            b, loc, b.getI64Type(), at.add(base, byteOffset));
-        return LLVM::IntToPtrOp::create(
-            b, loc, LLVM::LLVMPointerType::get(b.getContext(), space),
-            address);
-      };
-      NVVM::CpAsyncOp::create(b, loc, pointer(stages, dest, 3),
-                              pointer(lhs, at.mul(source, 2), 1), 16,
-                              NVVM::LoadCacheModifierKind::CG,
-                              at.select(inside, at.i32(16), at.i32(0)));
+      copyActivationUnit(at, stages, dest, lhs, source, inside, onHost);
     }
   }
 

@@ -171,6 +171,78 @@ inline void expectMixedMatmulProduct(int64_t m, int64_t k, int64_t n,
       what);
 }
 
+/// The ragged (experts) form's operands for the `mm` function of the ragged
+/// tests: activations `a` (tokens x K), the weight's bytes, `out` (outRows x
+/// N f32), expert offsets and counts, the gather and the scatter.
+struct RaggedMatmulCall {
+  int64_t experts, k, n, tokens, rows, outRows;
+  std::vector<uint16_t> &a;
+  std::vector<uint8_t> &values, &scales;
+  std::vector<float> &out;
+  std::vector<int32_t> &offsets, &counts, &gather, &scatter;
+};
+
+/// Calls @mm(%a, %v, %s, %g, %o, %off, %cnt, %ga, %sc) in `engine`.
+inline llvm::Error invokeRaggedMatmul(mlir::ExecutionEngine &engine,
+                                      const RaggedMatmulCall &c) {
+  int64_t zero = 0, one = 1, vn = c.values.size(), sn = c.scales.size();
+  int64_t at = c.tokens, ak = c.k, oRows = c.outRows, on = c.n,
+          ne = c.experts, nr = c.rows;
+  uint16_t *ap = c.a.data();
+  uint8_t *vp = c.values.data(), *sp = c.scales.data();
+  float *op = c.out.data();
+  int32_t *offp = c.offsets.data(), *cntp = c.counts.data(),
+          *gp = c.gather.data(), *scp = c.scatter.data();
+  float g = 1.0f;
+  std::vector<void *> args = {&ap,   &ap,   &zero, &at,   &ak,   &ak,   &one,
+                              &vp,   &vp,   &zero, &vn,   &one,  &sp,   &sp,
+                              &zero, &sn,   &one,  &g,    &op,   &op,   &zero,
+                              &oRows, &on,  &on,   &one,  &offp, &offp, &zero,
+                              &ne,   &one,  &cntp, &cntp, &zero, &ne,   &one,
+                              &gp,   &gp,   &zero, &nr,   &one,  &scp,  &scp,
+                              &zero, &nr,   &one};
+  return engine.invokePacked("mm", args);
+}
+
+/// Checks `c.out` against a float64 product with the dequantized experts
+/// `weight` ([E, K, N]) that skips exactly the rows the op documents as
+/// skipped (outside the slice or the ragged rows, an index outside its
+/// tensor); rows nothing writes must keep their NaN. Returns how many
+/// ragged rows were written.
+inline size_t expectRaggedProduct(const RaggedMatmulCall &c,
+                                  const std::vector<float> &weight) {
+  std::vector<bool> written(c.outRows, false);
+  size_t rowsWritten = 0;
+  for (int64_t ex = 0; ex < c.experts; ++ex)
+    for (int64_t i = 0; i < std::max(c.counts[ex], 0); ++i) {
+      const int64_t row = c.offsets[ex] + i;
+      if (row >= c.rows || c.gather[row] >= c.tokens ||
+          c.scatter[row] >= c.outRows)
+        continue;
+      written[c.scatter[row]] = true;
+      ++rowsWritten;
+      for (int64_t j = 0; j < c.n; ++j) {
+        double want = 0, magnitude = 0;
+        for (int64_t kk = 0; kk < c.k; ++kk) {
+          const double x =
+              ::microscale::ref::fromBF16Bits(c.a[c.gather[row] * c.k + kk]);
+          const double y = weight[(ex * c.k + kk) * c.n + j];
+          want += x * y;
+          magnitude += std::fabs(x * y);
+        }
+        const float have = c.out[c.scatter[row] * c.n + j];
+        EXPECT_LE(std::fabs(have - want), 1e-5 * magnitude + 1e-30)
+            << "expert " << ex << ", ragged row " << row << ", column " << j;
+      }
+    }
+  for (int64_t row = 0; row < c.outRows; ++row)
+    if (!written[row])
+      for (int64_t j = 0; j < c.n; ++j)
+        EXPECT_TRUE(std::isnan(c.out[row * c.n + j]))
+            << "out row " << row << " is written by no ragged row";
+  return rowsWritten;
+}
+
 } // namespace microscale::testing
 
 #endif

@@ -685,6 +685,7 @@ TEST_F(Fixture, StagedGPUKernelOnHostPaddedShapes) {
 // a scattered order, shared memory poisoned before each tile) over a
 // poisoned destination with a guard past its end.
 struct ByteTileOnHost {
+  explicit ByteTileOnHost(Fixture &f) : f(f) {}
   Fixture &f;
   int64_t threads = 256;
   unsigned planned = 0, total = 0;
@@ -715,7 +716,7 @@ struct ByteTileOnHost {
 // 320 (2.5 Blackwell atoms, 1.25 Hopper tiles of 256: both pad, and the
 // last tile of each batch is an edge), and Qwen3's 24 with N = 2048.
 TEST_F(Fixture, ByteTileGPUKernelOnHostEveryPairOfScaleLayouts) {
-  ByteTileOnHost host{*this};
+  ByteTileOnHost host(*this);
   unsigned seed = 2000;
   for (std::vector<int64_t> shape :
        {std::vector<int64_t>{2, 2880, 320}, {3, 768, 2048}, {2, 224, 200}})
@@ -751,7 +752,7 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostEveryPairOfScaleLayouts) {
 
 // FP8 values are bytes too: small tensors whose whole K fits a tile.
 TEST_F(Fixture, ByteTileGPUKernelOnHostEightBitValues) {
-  ByteTileOnHost host{*this};
+  ByteTileOnHost host(*this);
   unsigned seed = 2100;
   const char *layouts[] = {"#microscale.strided",
                            "#microscale.strided<major_dim = -2>"};

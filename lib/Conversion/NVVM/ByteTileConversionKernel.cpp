@@ -153,7 +153,10 @@ public:
                                                   plan.sharedPad))});
       valid.push_back(inRange);
     }
-    for (auto [load, inRange] : llvm::zip(loads, valid))
+    for (auto [loadPair, inRangeValue] : llvm::zip(loads, valid)) {
+      // Lambdas may not capture structured bindings before C++20.
+      const auto &load = loadPair;
+      Value inRange = inRangeValue;
       guarded(inRange, [&] {
         auto [bytes, position] = load;
         // Narrower stores where the padding breaks the chunk's alignment:
@@ -176,6 +179,7 @@ public:
                                   false, llvm::MaybeAlign(piece));
         }
       });
+    }
   }
 
   /// Phase 2, thread `thread`: the thread's destination chunks, each byte
@@ -232,7 +236,10 @@ public:
           vector::FromElementsOp::create(
               b, loc, VectorType::get({width / 4}, i32), words)));
     }
-    for (auto [entry, bytes, inRange] : llvm::zip(entries, chunkBytes, valid))
+    for (auto [entryValue, bytesValue, inRange] :
+         llvm::zip(entries, chunkBytes, valid)) {
+      // Lambdas may not capture structured bindings before C++20.
+      Value entry = entryValue, bytes = bytesValue;
       guarded(inRange, [&] {
         Value offset = arith::IndexCastOp::create(
             b, loc, b.getIndexType(),
@@ -241,6 +248,7 @@ public:
                                 ValueRange{e.add(base, offset)}, false,
                                 llvm::MaybeAlign(width));
       });
+    }
   }
 
 private:

@@ -318,6 +318,24 @@ public:
   }
 
   /// The A fragments of `d`: [columnGroup][step j][register a0..a3].
+  /// The A fragments of every tile of `words`, in order: the folded
+  /// decode where `fast` (the warp's vote), else the exact one; a branch
+  /// that yields them.
+  SmallVector<Value> decodeByVote(OpBuilder &b, Location loc, Value fast,
+                                  ArrayRef<ChunkWords> words) const {
+    auto decodeAll = [&](bool folded) {
+      return [&, folded](OpBuilder &rb, Location rl) {
+        SmallVector<Value> all;
+        for (const ChunkWords &d : words)
+          llvm::append_range(all, decode(rb, rl, d, folded));
+        scf::YieldOp::create(rb, rl, all);
+      };
+    };
+    auto branch =
+        scf::IfOp::create(b, loc, fast, decodeAll(true), decodeAll(false));
+    return SmallVector<Value>(branch.getResults());
+  }
+
   SmallVector<Value> decode(OpBuilder &b, Location loc, const ChunkWords &d,
                             bool folded) const {
     Emitter at(b, loc);

@@ -460,20 +460,12 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
             Value fast = NVVM::VoteSyncOp::create(
                 lb, ll, lb.getI1Type(), in.i32(-1),
                 emitter.folds(in, current), NVVM::VoteSyncKind::all);
-            auto decoded = scf::IfOp::create(
-                lb, ll, fast,
-                [&](OpBuilder &rb, Location rl) {
-                  scf::YieldOp::create(rb, rl,
-                                       emitter.decode(rb, rl, current, true));
-                },
-                [&](OpBuilder &rb, Location rl) {
-                  scf::YieldOp::create(rb, rl,
-                                       emitter.decode(rb, rl, current, false));
-                });
+            SmallVector<Value> decoded =
+                emitter.decodeByVote(lb, ll, fast, current);
             SmallVector<Value> updated = sums;
             for (int64_t j = 0; j < 4; ++j)
               for (int64_t cg = 0; cg < p.columnGroups; ++cg) {
-                ValueRange a = decoded.getResults().slice(16 * cg + 4 * j, 4);
+                ValueRange a = ValueRange(decoded).slice(16 * cg + 4 * j, 4);
                 for (int64_t rt = 0; rt < p.rowTiles; ++rt) {
                   const int64_t base = emitter.accumulator(cg, rt, 0);
                   SmallVector<Value> c(updated.begin() + base,
@@ -546,6 +538,21 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
 /// the tiling asks for the decode kernel's split of K (up to 64 rows).
 static bool takesWgmma(int64_t m, const MixedMatmulOptions &options) {
   return m > kMaxRows || (m > kDecodeRows && !options.splitK);
+}
+
+/// The decode kernel `function` of plan `p` launched at `b`: a block per
+/// column group strip (times `experts` in the ragged form) of `p.split`
+/// warps.
+static void launchDecodeKernel(OpBuilder &b, Location loc,
+                               gpu::GPUFuncOp function,
+                               const HopperMatmulPlan &p, int64_t experts,
+                               ValueRange operands) {
+  Emitter at(b, loc);
+  gpu::LaunchFuncOp::create(
+      b, loc, function,
+      gpu::KernelDim3{at.index(p.blocks()), at.index(1), at.index(experts)},
+      gpu::KernelDim3{at.index(32 * p.split), at.index(1), at.index(1)},
+      Value(), operands);
 }
 
 /// Whether `op` is the ragged (experts) form.
@@ -636,13 +643,8 @@ static LogicalResult outlineRagged(MixedMatmulStorageOp op,
       buildKernel(op, p, kernels, ("mixed_matmul_hopper_" + Twine(index)).str(),
                   types, options, &ragged);
   OpBuilder builder(op);
-  Emitter host(builder, op.getLoc());
-  gpu::LaunchFuncOp::create(
-      builder, op.getLoc(), function,
-      gpu::KernelDim3{host.index(p.blocks()), host.index(1),
-                      host.index(ragged.experts)},
-      gpu::KernelDim3{host.index(32 * p.split), host.index(1), host.index(1)},
-      Value(), raggedKernelOperands(builder, op, types));
+  launchDecodeKernel(builder, op.getLoc(), function, p, ragged.experts,
+                     raggedKernelOperands(builder, op, types));
   op.erase();
   return success();
 }
@@ -739,28 +741,16 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
   SmallVector<Value> operands = kernelOperands(builder, op, types);
   switchOnRows(builder, op.getLoc(), operands.back(),
                [&](OpBuilder &b, Location loc, size_t i) {
-                 Emitter at(b, loc);
                  if (i < kDecodeVariants) {
-                   const HopperMatmulPlan &p = decodePlans[i];
-                   gpu::LaunchFuncOp::create(
-                       b, loc, decodeKernels[i],
-                       gpu::KernelDim3{at.index(p.blocks()), at.index(1),
-                                       at.index(1)},
-                       gpu::KernelDim3{at.index(32 * p.split), at.index(1),
-                                       at.index(1)},
-                       Value(), operands);
+                   launchDecodeKernel(b, loc, decodeKernels[i],
+                                      decodePlans[i], 1, operands);
                    return;
                  }
+                 Emitter at(b, loc);
                  const HopperWgmmaKernel &k = wgmmaKernels[i - kDecodeVariants];
                  Value tokenBlocks =
                      at.div(at.add(operands.back(), k.tokens - 1), k.tokens);
-                 gpu::LaunchFuncOp::create(
-                     b, loc, k.function,
-                     gpu::KernelDim3{at.index(k.columnBlocks), tokenBlocks,
-                                     at.index(1)},
-                     gpu::KernelDim3{at.index(k.threads), at.index(1),
-                                     at.index(1)},
-                     Value(), operands);
+                 k.launch(b, loc, tokenBlocks, operands);
                });
   op.erase();
   return success();
@@ -797,12 +787,8 @@ LogicalResult mlir::microscale::outlineHopperLayoutMatmul(
       buildKernel(op, p, kernels, ("mixed_matmul_hopper_" + Twine(index)).str(),
                   types, options);
   OpBuilder builder(op);
-  Emitter host(builder, op.getLoc());
-  gpu::LaunchFuncOp::create(
-      builder, op.getLoc(), function,
-      gpu::KernelDim3{host.index(p.blocks()), host.index(1), host.index(1)},
-      gpu::KernelDim3{host.index(32 * p.split), host.index(1), host.index(1)},
-      Value(), kernelOperands(builder, op, types));
+  launchDecodeKernel(builder, op.getLoc(), function, p, 1,
+                     kernelOperands(builder, op, types));
   op.erase();
   return success();
 }
@@ -954,17 +940,10 @@ static void emitDecodeEmulation(OpBuilder &b, Location loc,
       ChunkWords d = emitter.load(e, block, lane, chunk);
       if (p.staged)
         d.activation = emitter.readActivations(e, warp, lane, slot);
-      auto decoded = scf::IfOp::create(
-          b, loc, fast,
-          [&](OpBuilder &rb, Location rl) {
-            scf::YieldOp::create(rb, rl, emitter.decode(rb, rl, d, true));
-          },
-          [&](OpBuilder &rb, Location rl) {
-            scf::YieldOp::create(rb, rl, emitter.decode(rb, rl, d, false));
-          });
+      SmallVector<Value> decoded = emitter.decodeByVote(b, loc, fast, d);
       for (int64_t f = 0; f < 16 * p.columnGroups; ++f)
         memref::StoreOp::create(
-            b, loc, decoded.getResult(f), aRegs,
+            b, loc, decoded[f], aRegs,
             ValueRange{e.index(f / 4), lane, e.index(f % 4)});
       for (int64_t rt = 0; rt < p.rowTiles; ++rt)
         for (int64_t j = 0; j < 4; ++j) {

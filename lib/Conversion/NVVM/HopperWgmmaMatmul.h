@@ -33,6 +33,10 @@ LogicalResult outlineHopperWgmmaMatmul(MixedMatmulStorageOp op,
 struct HopperWgmmaKernel {
   gpu::GPUFuncOp function;
   int64_t columnBlocks = 0, tokens = 0, threads = 0;
+
+  /// Its launch at `b` over `tokenBlocks` token tiles (ceil(rows / tokens)).
+  void launch(OpBuilder &b, Location loc, Value tokenBlocks,
+              ValueRange operands) const;
 };
 FailureOr<HopperWgmmaKernel>
 buildHopperWgmmaKernel(MixedMatmulStorageOp op, gpu::GPUModuleOp kernels,

@@ -403,30 +403,6 @@ Value chunkFolds(const HopperMatmulEmitter &weights, Emitter &at,
   return all;
 }
 
-/// The A fragments of `words` ([tile][step j][a0..a3]), the folded or the
-/// exact decode by `fast`.
-SmallVector<Value> decodeChunk(const WgmmaPlan &w,
-                               const HopperMatmulEmitter &weights,
-                               OpBuilder &b, Location loc, Value fast,
-                               ArrayRef<ChunkWords> words) {
-  auto decoded = scf::IfOp::create(
-      b, loc, fast,
-      [&](OpBuilder &rb, Location rl) {
-        SmallVector<Value> all;
-        for (const ChunkWords &d : words)
-          llvm::append_range(all, weights.decode(rb, rl, d, true));
-        scf::YieldOp::create(rb, rl, all);
-      },
-      [&](OpBuilder &rb, Location rl) {
-        SmallVector<Value> all;
-        for (const ChunkWords &d : words)
-          llvm::append_range(all, weights.decode(rb, rl, d, false));
-        scf::YieldOp::create(rb, rl, all);
-      });
-  (void)w;
-  return SmallVector<Value>(decoded.getResults());
-}
-
 SmallVector<Value> flattenChunk(ArrayRef<ChunkWords> words) {
   SmallVector<Value> all;
   for (const ChunkWords &d : words)
@@ -512,8 +488,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     return NVVM::VoteSyncOp::create(at, l, at.getI1Type(), x.i32(-1), folds,
                                     NVVM::VoteSyncKind::all);
   };
-  SmallVector<Value> fragments = decodeChunk(
-      w, weights, b, loc, vote(b, loc, chunkFolds(weights, e, first)), first);
+  SmallVector<Value> fragments = weights.decodeByVote(
+      b, loc, vote(b, loc, chunkFolds(weights, e, first)), first);
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   const int64_t accumulators = w.accumulators();
   SmallVector<Value> carried(accumulators, zero);
@@ -581,9 +557,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
             loadChunk(w, weights, emitter, body, block, warp, lane,
                       chunkAt(body, body.add(i, w.weightDepth + 1)));
         sums = wgmmaStage(lb, ll, sums, fragments, descriptors);
-        SmallVector<Value> decoded = decodeChunk(
-            w, weights, lb, ll, vote(lb, ll, chunkFolds(weights, body, next)),
-            next);
+        SmallVector<Value> decoded = weights.decodeByVote(
+            lb, ll, vote(lb, ll, chunkFolds(weights, body, next)), next);
         SmallVector<Value> yielded = sums;
         yielded.append(decoded);
         llvm::append_range(yielded, queue.drop_front(queued));
@@ -609,6 +584,16 @@ static LogicalResult checkWgmmaChip(MixedMatmulStorageOp op,
          << chip.name
          << " has none: convert_layout the weight to "
             "#microscale.strided<major_dim = -2> for the K-major kernel";
+}
+
+void HopperWgmmaKernel::launch(OpBuilder &b, Location loc, Value tokenBlocks,
+                               ValueRange operands) const {
+  Emitter at(b, loc);
+  gpu::LaunchFuncOp::create(
+      b, loc, function,
+      gpu::KernelDim3{at.index(columnBlocks), tokenBlocks, at.index(1)},
+      gpu::KernelDim3{at.index(threads), at.index(1), at.index(1)}, Value(),
+      operands);
 }
 
 FailureOr<HopperWgmmaKernel> mlir::microscale::buildHopperWgmmaKernel(
@@ -654,14 +639,9 @@ LogicalResult mlir::microscale::outlineHopperWgmmaMatmul(
     return failure();
   OpBuilder builder(op);
   Emitter host(builder, op.getLoc());
-  gpu::LaunchFuncOp::create(
-      builder, op.getLoc(), kernel->function,
-      gpu::KernelDim3{host.index(kernel->columnBlocks),
-                      host.index(llvm::divideCeil(m, kernel->tokens)),
-                      host.index(1)},
-      gpu::KernelDim3{host.index(kernel->threads), host.index(1),
-                      host.index(1)},
-      Value(), kernelOperands(builder, op, types));
+  kernel->launch(builder, op.getLoc(),
+                 host.index(llvm::divideCeil(m, kernel->tokens)),
+                 kernelOperands(builder, op, types));
   op.erase();
   return success();
 }
@@ -846,7 +826,7 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
       SmallVector<ChunkWords, 2> words =
           loadChunk(w, weights, emitter, e, block, warp, lane, chunk);
       SmallVector<Value> fragments =
-          decodeChunk(w, weights, b, loc, vote.getResult(0), words);
+          weights.decodeByVote(b, loc, vote.getResult(0), words);
       for (int64_t f = 0; f < 16 * w.groupTiles; ++f)
         memref::StoreOp::create(
             b, loc, fragments[f], aRegs,

@@ -36,6 +36,8 @@
 using namespace mlir;
 using namespace mlir::microscale;
 namespace ref = ::microscale::ref;
+using ::microscale::testing::RandomWeight;
+using ::microscale::testing::randomWeight;
 
 namespace {
 
@@ -84,28 +86,19 @@ TEST_P(HopperLayoutMatmulOnHost, MatchesTheFloat64Product) {
   ASSERT_TRUE(emulated);
 
   std::mt19937 rng(static_cast<unsigned>(c.m * 131 + c.k * 7 + c.n));
-  ref::QuantizedTensor w;
-  w.format = type.getFormat().getReferenceFormat();
-  w.shape = {c.k, c.n};
-  w.axis = 0;
-  w.scaleShape = ref::scaleShapeFor(w.shape, 0, w.format.blockSize);
-  w.elements.resize(c.k * c.n);
-  for (auto &code : w.elements)
-    code = static_cast<uint8_t>(1 + rng() % 15); // never all zero
-  // Every third K block has codes up to 135 (its chunks take the exact
-  // path), the others below 128 (the folded one).
-  w.scales.resize((c.k / 32) * c.n);
-  for (size_t i = 0; i < w.scales.size(); ++i)
-    w.scales[i] = static_cast<uint8_t>(
-        (i / c.n) % 3 == 2 ? 112 + rng() % 24
-                           : (rng() % 10 == 0 ? rng() % 3 : 112 + rng() % 16));
-  w.globalScale = 1.0f;
-  auto valueLayout = type.buildValueReference();
-  auto scaleLayout = type.buildScaleReference();
-  std::vector<uint8_t> values(valueLayout->getStorageBytes()),
-      scales(scaleLayout->getStorageBytes());
-  valueLayout->store(w.elements.data(), values.data());
-  scaleLayout->store(w.scales.data(), scales.data());
+  // Codes never all zero. Every third K block has scale codes up to 135
+  // (its chunks take the exact path), the others below 128 (the folded
+  // one), a tenth of them the subnormal-producing 0..2.
+  RandomWeight random = randomWeight(
+      type, 0, rng, [&](size_t) { return static_cast<uint8_t>(1 + rng() % 15); },
+      [&](size_t i) {
+        return static_cast<uint8_t>(
+            (i / c.n) % 3 == 2
+                ? 112 + rng() % 24
+                : (rng() % 10 == 0 ? rng() % 3 : 112 + rng() % 16));
+      });
+  const ref::QuantizedTensor &w = random.tensor;
+  std::vector<uint8_t> &values = random.values, &scales = random.scales;
   std::vector<uint16_t> a =
       ::microscale::testing::randomActivations(c.m * c.k, rng);
   std::vector<float> got(c.m * c.n, std::nanf(""));
@@ -230,25 +223,14 @@ TEST(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
   ASSERT_TRUE(emulated);
 
   std::mt19937 rng(23);
-  ref::QuantizedTensor w;
-  w.format = type.getFormat().getReferenceFormat();
-  w.shape = {experts, k, n};
-  w.axis = 1;
-  w.scaleShape = ref::scaleShapeFor(w.shape, 1, w.format.blockSize);
-  w.elements.resize(experts * k * n);
-  for (auto &code : w.elements)
-    code = static_cast<uint8_t>(1 + rng() % 15);
-  w.scales.resize(experts * (k / 32) * n);
-  for (auto &code : w.scales)
-    code = static_cast<uint8_t>(rng() % 7 == 0 ? 120 + rng() % 16
-                                               : 112 + rng() % 16);
-  w.globalScale = 1.0f;
-  auto valueLayout = type.buildValueReference();
-  auto scaleLayout = type.buildScaleReference();
-  std::vector<uint8_t> values(valueLayout->getStorageBytes()),
-      scales(scaleLayout->getStorageBytes());
-  valueLayout->store(w.elements.data(), values.data());
-  scaleLayout->store(w.scales.data(), scales.data());
+  RandomWeight random = randomWeight(
+      type, 1, rng, [&](size_t) { return static_cast<uint8_t>(1 + rng() % 15); },
+      [&](size_t) {
+        return static_cast<uint8_t>(rng() % 7 == 0 ? 120 + rng() % 16
+                                                   : 112 + rng() % 16);
+      });
+  const ref::QuantizedTensor &w = random.tensor;
+  std::vector<uint8_t> &values = random.values, &scales = random.scales;
   std::vector<uint16_t> a =
       ::microscale::testing::randomActivations(tokens * k, rng);
 

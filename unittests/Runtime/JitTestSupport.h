@@ -28,6 +28,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -169,6 +170,53 @@ inline void expectMixedMatmulProduct(int64_t m, int64_t k, int64_t n,
       },
       [&](int64_t kk, int64_t j) { return weight[kk * n + j]; }, got, 1e-5,
       what);
+}
+
+/// A random weight of `type` (blocked along `axis`) and its bytes in the
+/// type's layouts. Codes come from `elementCode` and `scaleCode` (given
+/// each code's index) where given, else: any element code, E8M0 scales
+/// 120..131 (E4M3 0x30..0x3F).
+struct RandomWeight {
+  ::microscale::ref::QuantizedTensor tensor;
+  std::vector<uint8_t> values, scales;
+};
+inline RandomWeight
+randomWeight(mlir::microscale::QTensorType type, int64_t axis,
+             std::mt19937 &rng,
+             const std::function<uint8_t(size_t)> &elementCode = {},
+             const std::function<uint8_t(size_t)> &scaleCode = {}) {
+  namespace ref = ::microscale::ref;
+  RandomWeight w;
+  ref::QuantizedTensor &t = w.tensor;
+  t.format = type.getFormat().getReferenceFormat();
+  t.shape.assign(type.getShape().begin(), type.getShape().end());
+  t.axis = axis;
+  t.scaleShape = ref::scaleShapeFor(t.shape, axis, t.format.blockSize);
+  int64_t elements = 1, scales = 1;
+  for (int64_t extent : t.shape)
+    elements *= extent;
+  for (int64_t extent : t.scaleShape)
+    scales *= extent;
+  t.elements.resize(elements);
+  for (size_t i = 0; i < t.elements.size(); ++i)
+    t.elements[i] =
+        elementCode ? elementCode(i)
+                    : static_cast<uint8_t>(
+                          rng() & ((1u << type.getFormat().getElementBits()) - 1));
+  t.scales.resize(scales);
+  const bool e4m3 = t.format.scale == ref::ScalarFormat::E4M3FN;
+  for (size_t i = 0; i < t.scales.size(); ++i)
+    t.scales[i] = scaleCode ? scaleCode(i)
+                            : static_cast<uint8_t>(e4m3 ? 0x30 + rng() % 16
+                                                        : 120 + rng() % 12);
+  t.globalScale = t.format.hasGlobalScale ? 0.75f : 1.0f;
+  auto valueLayout = type.buildValueReference();
+  auto scaleLayout = type.buildScaleReference();
+  w.values.resize(valueLayout->getStorageBytes());
+  w.scales.resize(scaleLayout->getStorageBytes());
+  valueLayout->store(t.elements.data(), w.values.data());
+  scaleLayout->store(t.scales.data(), w.scales.data());
+  return w;
 }
 
 /// The ragged (experts) form's operands for the `mm` function of the ragged

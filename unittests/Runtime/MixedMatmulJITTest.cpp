@@ -18,45 +18,14 @@
 using namespace mlir;
 using namespace mlir::microscale;
 namespace ref = ::microscale::ref;
+using ::microscale::testing::RandomWeight;
+using ::microscale::testing::randomWeight;
 
 namespace {
 
 /// A random weight of `type` (blocked along `axis`) and its value and scale
 /// bytes in the type's layouts: random element codes, E8M0 scale codes near
 /// 2^0 or E4M3 codes 0x30..0x3F (0.5 .. 1.875).
-struct RandomWeight {
-  ref::QuantizedTensor tensor;
-  std::vector<uint8_t> values, scales;
-};
-RandomWeight randomWeight(QTensorType type, int64_t axis, std::mt19937 &rng) {
-  RandomWeight w;
-  ref::QuantizedTensor &t = w.tensor;
-  t.format = type.getFormat().getReferenceFormat();
-  t.shape.assign(type.getShape().begin(), type.getShape().end());
-  t.axis = axis;
-  t.scaleShape = ref::scaleShapeFor(t.shape, axis, t.format.blockSize);
-  int64_t elements = 1, scales = 1;
-  for (int64_t extent : t.shape)
-    elements *= extent;
-  for (int64_t extent : t.scaleShape)
-    scales *= extent;
-  t.elements.resize(elements);
-  for (auto &code : t.elements)
-    code = static_cast<uint8_t>(
-        rng() & ((1u << type.getFormat().getElementBits()) - 1));
-  t.scales.resize(scales);
-  const bool e4m3 = t.format.scale == ref::ScalarFormat::E4M3FN;
-  for (auto &code : t.scales)
-    code = static_cast<uint8_t>(e4m3 ? 0x30 + rng() % 16 : 120 + rng() % 12);
-  t.globalScale = t.format.hasGlobalScale ? 0.75f : 1.0f;
-  auto valueLayout = type.buildValueReference();
-  auto scaleLayout = type.buildScaleReference();
-  w.values.resize(valueLayout->getStorageBytes());
-  w.scales.resize(scaleLayout->getStorageBytes());
-  valueLayout->store(t.elements.data(), w.values.data());
-  scaleLayout->store(t.scales.data(), w.scales.data());
-  return w;
-}
 
 
 struct Case {

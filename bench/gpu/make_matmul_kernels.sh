@@ -112,12 +112,27 @@ MLIR
 # dynamic = 0 and the layout ("hopper4": matmul-bench stores its weight
 # through the reference library's Hopper layouts).
 #   emit_hopper M K N [split warp-columns]
+# The launch of kernel ENTRY in the lowered module FILE: its dynamic shared
+# memory (bytes) and, with TMA copies, the activations' tensor-map box rows
+# (the wgmma's N, from the kernel's PTX); "0 0" for neither.
+#   launch_extras ENTRY LOWERED.mlir KERNELS.ptx
+launch_extras() {
+  local entry=$1 lowered=$2 ptx=$3 shared box=0
+  shared=$(grep -oE "@${entry} blocks in .*dynamic_shared_memory_size %c[0-9]+" "$lowered" |
+           head -1 | grep -oE '[0-9]+$')
+  if [ -n "$shared" ] && grep -q "nvgpu.tma.create.descriptor" "$lowered"; then
+    box=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /wgmma.mma_async/ {print; exit}' "$ptx" | grep -oE 'm64n[0-9]+' | sed 's/m64n//')
+  fi
+  echo "${shared:-0} ${box:-0}"
+}
 emit_hopper() {
   local m=$1 k=$2 n=$3 split=${4:-0} cols=${5:-0} rows=${6:-0} cwarps=${7:-0}
-  local stages=${8:-0}
+  local stages=${8:-0} async=${9:-0}
   local name="mm_hl_${m}_${k}_${n}_s${split}_c${cols}"
   [ "$rows$cwarps$stages" = 000 ] || name="${name}_w${rows}_b${cwarps}_a${stages}"
+  [ "$async" = 0 ] || name="${name}_cp"
   local options="matmul-split-k=$split matmul-warp-columns=$cols matmul-warp-rows=$rows matmul-column-warps=$cwarps matmul-activation-stages=$stages"
+  [ "$async" = 0 ] || options="$options matmul-async-copies=true"
   # Storage of the Hopper images: N padded to 256 (values) and 128 (scales,
   # 32 x num_warps), K/2 bytes padded to 64, K/32 blocks padded to 2.
   local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
@@ -143,8 +158,10 @@ MLIR
   # The decode kernel (mma.sync) up to 64 rows, the wgmma kernel above.
   entry=$(grep -oE '\.entry [A-Za-z0-9_]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
   mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  local extras
+  extras=$(launch_extras "$entry" "$out/$name.lowered.mlir" "$out/$name.ptx")
   rm "$out/$name.lowered.mlir" "$out/$name.mlir"
-  echo "$m $k $n $threads $name ${grid}0 $m $entry 0 hopper4" >> "$out/cases.txt"
+  echo "$m $k $n $threads $name ${grid}0 $m $entry 0 hopper4 $extras" >> "$out/cases.txt"
 }
 # Rows known at run time with the Hopper-layout weight: one cubin of the
 # six variants (mixed_matmul_hopper_0_rows1/8/16: the decode kernel;
@@ -187,7 +204,7 @@ MLIR
       tokens=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /wgmma.mma_async/ {print; exit}' "$out/$name.ptx" | grep -oE 'm64n[0-9]+' | sed 's/m64n//')
       gridy=$(( (m + tokens - 1) / tokens ))
     fi
-    echo "$m $k $n $threads $name $gridx $gridy 1 0 $m $entry 1 hopper4" >> "$out/cases.txt"
+    echo "$m $k $n $threads $name $gridx $gridy 1 0 $m $entry 1 hopper4 $(launch_extras "$entry" "$out/$name.lowered.mlir" "$out/$name.ptx")" >> "$out/cases.txt"
   done
   rm -f "$out/$name.lowered.mlir" "$out/$name.mlir"
 }
@@ -279,7 +296,35 @@ wgmma_cases() {
     done
   done
 }
-if [ "$mode" = wgmma ]; then
+# The wgmma kernel's activations by TMA (the default) against cp.async
+# (the previous default), and the tiles dynamic shared memory allows
+# (256 tokens, more stages).
+tma_cases() {
+  emit_hopper 72 160 80
+  emit_hopper 130 320 200 0 32 64 8 2
+  for kn in "2880 5760" "2880 2880" "8192 8192" "1504 1000"; do
+    for m in 256 4096; do
+      emit_hopper $m $kn
+      emit_hopper $m $kn 0 0 0 0 0 1
+    done
+  done
+  emit_hopper 1000 2880 5760
+  emit_hopper 1000 2880 5760 0 0 0 0 0 1
+  emit_hopper_dynamic 2880 5760 100 256 1000 4096
+  for kn in "2880 5760" "8192 8192"; do
+    for config in "0 0 128 8 3" "0 0 128 8 4" "0 0 256 8 0" "0 0 256 4 0" \
+                  "0 0 192 8 0" "0 32 128 4 0"; do
+      emit_hopper 4096 $kn $config
+    done
+  done
+  for config in "0 0 64 4 0" "0 0 128 4 0" "0 0 256 4 0" "0 0 256 8 0" \
+                "0 0 32 4 0"; do
+    emit_hopper 256 2880 5760 $config
+  done
+}
+if [ "$mode" = tma ]; then
+  tma_cases
+elif [ "$mode" = wgmma ]; then
   wgmma_cases
 elif [ "$mode" = moe ]; then
   moe_cases

@@ -63,9 +63,12 @@ int main(int argc, char **argv) {
 
   std::ifstream cases(dir + "/cases.txt");
   // A case: m k n threads name gridX gridY gridZ experts tokens [entry
-  // dynamic [layout]]: the cubin `name`.cubin, its kernel `entry`
+  // dynamic [layout [shared box]]]: the cubin `name`.cubin, its kernel `entry`
   // (mixed_matmul_0), the weight's layout (kmajor, or hopper<W>: the Hopper
   // value layout and the Hopper scale layout of num_warps W),
+  // a launch with `shared` bytes of dynamic shared memory and, where `box`
+  // is not 0, the activations' tensor map for boxes of `box` tokens as the
+  // last argument (the fields after `layout`: shared box),
   // and with dynamic = 1 a kernel of rows known at run time only (one
   // variant of those the host code chooses from; it takes the ragged, lhs
   // and out rows as three more arguments). Dense
@@ -83,10 +86,11 @@ int main(int argc, char **argv) {
     std::istringstream fields(line);
     std::string entry = "mixed_matmul_0", layout = "kmajor";
     int dynamicRows = 0;
+    unsigned sharedBytes = 0, boxRows = 0;
     if (!(fields >> m >> k >> n >> threads >> name >> gridX >> gridY >>
           gridZ >> experts >> tokens))
       continue;
-    fields >> entry >> dynamicRows >> layout;
+    fields >> entry >> dynamicRows >> layout >> sharedBytes >> boxRows;
     const int64_t batches = experts ? experts : 1;
     std::normal_distribution<float> gauss(0.0f, 1.0f);
     std::vector<uint16_t> a(tokens * k);
@@ -213,6 +217,21 @@ int main(int argc, char **argv) {
     driver.copyToDevice(da, a.data(), a.size() * 2, stream);
     driver.memset(dout, 0xFF, m * n * 2, stream); // poison: bf16 NaN
     float g = globalScale;
+    // The wgmma kernel with TMA copies: the activations' tensor map, built
+    // as the host code builds it (nvgpu.tma.create.descriptor: boxes of
+    // boxRows tokens x 64 K, 128-byte swizzle, zeros out of bounds) and
+    // kept in device memory; its last argument.
+    cuda::DevicePtr dmap = 0;
+    if (boxRows) {
+      alignas(64) uint8_t map[128];
+      if (!driver.encodeSwizzled128TensorMap(map, da, tokens, k, k * 2,
+                                             boxRows, 64)) {
+        std::printf("# %s: %s\n", name.c_str(), driver.getError().c_str());
+        return 1;
+      }
+      dmap = driver.allocate(sizeof(map));
+      driver.copyToDevice(dmap, map, sizeof(map), stream);
+    }
     std::vector<std::vector<void *>> args(copies);
     // Dynamic rows: the ragged rows, lhs rows and out rows (index).
     int64_t raggedRows = m, lhsRows = tokens, outRows = m;
@@ -223,10 +242,13 @@ int main(int argc, char **argv) {
                        {&doffsets, &dcounts, &dgather, &dscatter});
       if (dynamicRows)
         args[c].insert(args[c].end(), {&raggedRows, &lhsRows, &outRows});
+      if (boxRows)
+        args[c].push_back(&dmap);
     }
     // The launch the compiler emits (cases.txt records its grid).
     const unsigned block = static_cast<unsigned>(threads);
-    driver.launch(kernel, gridX, gridY, gridZ, block, args[0], stream);
+    driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes, args[0],
+                  stream);
     driver.synchronize(stream);
     std::vector<uint16_t> out(m * n);
     driver.copyToHost(out.data(), dout, out.size() * 2, stream);
@@ -266,7 +288,7 @@ int main(int argc, char **argv) {
             driver,
             [&] {
               for (int i = 0; i < perRound; ++i)
-                driver.launch(kernel, gridX, gridY, gridZ, block,
+                driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes,
                               args[i % copies], stream);
             },
             2, 15, stream) /
@@ -288,6 +310,8 @@ int main(int argc, char **argv) {
     }
     driver.free(da);
     driver.free(dout);
+    if (dmap)
+      driver.free(dmap);
     if (experts) {
       driver.free(doffsets);
       driver.free(dcounts);

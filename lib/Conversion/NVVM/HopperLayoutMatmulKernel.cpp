@@ -750,7 +750,7 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
                  const HopperWgmmaKernel &k = wgmmaKernels[i - kDecodeVariants];
                  Value tokenBlocks =
                      at.div(at.add(operands.back(), k.tokens - 1), k.tokens);
-                 k.launch(b, loc, tokenBlocks, operands);
+                 k.launch(b, loc, tokenBlocks, operands, op.getLhs());
                });
   op.erase();
   return success();

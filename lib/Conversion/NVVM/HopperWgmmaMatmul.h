@@ -33,10 +33,17 @@ LogicalResult outlineHopperWgmmaMatmul(MixedMatmulStorageOp op,
 struct HopperWgmmaKernel {
   gpu::GPUFuncOp function;
   int64_t columnBlocks = 0, tokens = 0, threads = 0;
+  /// With TMA copies: the rows of the activations' tensor-map box (its
+  /// tokens per tile) and the dynamic shared memory the launch asks for;
+  /// 0 with cp.async copies.
+  int64_t tensorMapRows = 0, dynamicSharedBytes = 0;
 
-  /// Its launch at `b` over `tokenBlocks` token tiles (ceil(rows / tokens)).
+  /// Its launch at `b` over `tokenBlocks` token tiles (ceil(rows / tokens))
+  /// on `operands` (getHopperLayoutKernelArguments); with TMA copies the
+  /// tensor map of the activations `lhs` (the op's rank-2 lhs) is built
+  /// first and passed last.
   void launch(OpBuilder &b, Location loc, Value tokenBlocks,
-              ValueRange operands) const;
+              ValueRange operands, Value lhs) const;
 };
 FailureOr<HopperWgmmaKernel>
 buildHopperWgmmaKernel(MixedMatmulStorageOp op, gpu::GPUModuleOp kernels,

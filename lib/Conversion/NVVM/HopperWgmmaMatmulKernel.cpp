@@ -49,6 +49,7 @@
 
 #include "HopperLayoutMatmulEmitter.h"
 #include "OutlineSupport.h"
+#include "TensorMapCopies.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -72,6 +73,17 @@ struct WgmmaPlan {
   int64_t groupTiles;    // ct: 64-column tiles per warpgroup
   int64_t stages;        // S
   int64_t weightDepth;   // chunks of weight words in registers ahead
+  // The activations by TMA into dynamic shared memory (mbarrier per
+  // stage); else by cp.async into static shared memory.
+  bool tensorMapCopies;
+
+  int64_t stageWords() const { return stages * stageBytes() / 4; }
+  /// Bytes of dynamic shared memory the launch asks for (0: static).
+  int64_t dynamicSharedBytes() const {
+    return tensorMapCopies
+               ? tma::dynamicSharedBytes(4 * stageWords(), kSwizzleAtomBytes)
+               : 0;
+  }
 
   int64_t threads() const { return 128 * warpgroups; }
   int64_t blockColumns() const { return 64 * groupTiles * warpgroups; }
@@ -167,9 +179,22 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
                                  "for the Hopper-layout wgmma matmul";
     w.warpgroups = options.columnWarps / 4;
   }
-  // Stages: as many as static shared memory holds (each one more chunk of
-  // activations in flight), at most 8; at least 2.
-  const int64_t shared = chip.staticSharedMemoryPerBlock;
+  // Copies: TMA where the chip has it (one thread's instruction per chunk
+  // instead of every thread's 16-byte copies and their addressing), unless
+  // the tiling asks for cp.async.
+  w.tensorMapCopies = chip.hasTMA && !options.asyncCopies;
+  // Stages: as many as the shared memory holds (each one more chunk of
+  // activations in flight), at most 8; at least 2. TMA: dynamic shared
+  // memory, sized so that two blocks share an SM (each less the 1 KiB the
+  // system keeps per block, the mbarriers' static bytes, which ptxas pads
+  // to the dynamic window's 1024-byte alignment, and the rounding of the
+  // window's start); cp.async: the 48 KiB of static shared memory.
+  const int64_t shared =
+      w.tensorMapCopies
+          ? std::min(chip.maxSharedMemoryPerBlock - kSwizzleAtomBytes,
+                     chip.sharedMemoryPerSM / 2 - 1024 - kSwizzleAtomBytes) -
+                kSwizzleAtomBytes
+          : chip.staticSharedMemoryPerBlock;
   w.stages = std::min<int64_t>(8, shared / w.stageBytes());
   if (options.activationStages) {
     if (options.activationStages < 2 || options.activationStages > 8)
@@ -198,7 +223,7 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
            << "the Hopper-layout wgmma matmul needs at least 2 stages of "
            << w.stageBytes() << " bytes (" << w.tokens
            << " tokens) in its " << shared
-           << " bytes of static shared memory; ask for fewer tokens per "
+           << " bytes of shared memory; ask for fewer tokens per "
               "tile (tiling warp_rows) or fewer stages";
   return w;
 }
@@ -266,6 +291,39 @@ public:
       Value dest = swizzled(at, stage, row, part);
       copyActivationUnit(at, stages, dest, lhs, source, inside, onHost);
     }
+  }
+
+  /// The host's stand-in for the TMA copy of chunk `chunk`'s box (T tokens
+  /// from token tile `tokenBlock`, 64 K) into stage `stage`, written from
+  /// the tensor map's side: element (k, token) of the box at byte 2 k +
+  /// 128 row of the stage, then the 128-byte swizzle as a function of the
+  /// shared address (bits 4-6 XOR bits 7-9; the stages' address is 0 here
+  /// and each stage starts on 1024 bytes), zeros outside the matrix.
+  void emulateTensorBox(Emitter &at, Value tokenBlock, Value chunk,
+                        Value stage) const {
+    OpBuilder &b = at.builder();
+    Location loc = at.location();
+    OpBuilder::InsertionGuard guard(b);
+    auto rowsLoop = scf::ForOp::create(b, loc, at.index(0),
+                                       at.index(w.tokens), at.index(1));
+    b.setInsertionPointToStart(rowsLoop.getBody());
+    Value row = rowsLoop.getInductionVar();
+    auto units = scf::ForOp::create(b, loc, at.index(0),
+                                    at.index(kRowBytes / 16), at.index(1));
+    b.setInsertionPointToStart(units.getBody());
+    Value unit = units.getInductionVar();
+    Value token = at.add(at.mul(tokenBlock, w.tokens), row);
+    Value k = at.add(at.mul(chunk, kChunkK), at.mul(unit, 8));
+    Value inside = at.andI1(below(at, token, rowCount(at)), at.lt(k, p.k));
+    Value source =
+        at.select(inside, at.add(at.mul(token, p.k), k), at.index(0));
+    Value address = at.add(at.add(at.mul(stage, w.stageBytes()),
+                                  at.mul(row, kRowBytes)),
+                           at.mul(unit, 16));
+    Value swizzled = arith::XOrIOp::create(
+        b, loc, address, at.mul(at.rem(at.div(address, 128), 8), 16));
+    copyActivationUnit(at, stages, swizzled, lhs, source, inside,
+                       /*onHost=*/true);
   }
 
   /// The wgmma shared-memory descriptor (PTX ISA, "Matrix Descriptor
@@ -430,6 +488,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   KernelSignature signature;
   signature.name = name.str();
   signature.arguments.assign(argTypes.begin(), argTypes.end());
+  if (w.tensorMapCopies)
+    signature.arguments.push_back(tma::getTensorMapArgumentType(context));
   signature.noAliasBuffers = 4;
   signature.blockSize = static_cast<int32_t>(w.threads());
   gpu::GPUFuncOp function = buildKernelFunction(kernels, loc, signature);
@@ -439,12 +499,20 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
                       b.getI32IntegerAttr(
                           static_cast<int32_t>(options.maxRegisters)));
   // The swizzle is a function of the address: stages start on 1024 bytes.
-  Value stages = addSharedBuffer(
-      function,
-      getSharedMemRefType({w.stages * w.stageBytes() / 4}, b.getI32Type()),
-      loc, /*alignment=*/kSwizzleAtomBytes);
   Block &entry = function.getBody().front();
-  b.setInsertionPointToStart(&entry);
+  Value stages, barriers;
+  if (w.tensorMapCopies) {
+    // One mbarrier per stage: its phases complete as the TMA copies of
+    // chunks s, s + S, ... land.
+    barriers = addSharedBuffer(
+        function, getSharedMemRefType({w.stages}, b.getI64Type()), loc, 8);
+    b.setInsertionPointToStart(&entry);
+  } else {
+    stages = addSharedBuffer(
+        function, getSharedMemRefType({w.stageWords()}, b.getI32Type()), loc,
+        /*alignment=*/kSwizzleAtomBytes);
+    b.setInsertionPointToStart(&entry);
+  }
   Emitter e(b, loc);
   Value lhs = entry.getArgument(0), values = entry.getArgument(1),
         scales = entry.getArgument(2), out = entry.getArgument(3),
@@ -458,21 +526,57 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   Value lane = e.rem(thread, 32), warp = e.div(thread, 32);
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value tokenBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-  Value sharedBase = arith::IndexCastOp::create(
-      b, loc, b.getI64Type(),
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, stages));
+  // The stages' shared address: dynamic shared memory with TMA (the kernel
+  // touches the stages by address only: TMA writes, wgmma reads).
+  Value stagesAddress =
+      w.tensorMapCopies
+          ? tma::alignedDynamicSharedAddress(b, loc, function,
+                                             kSwizzleAtomBytes)
+          : memref::ExtractAlignedPointerAsIndexOp::create(b, loc, stages)
+                .getResult();
+  Value sharedBase =
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), stagesAddress);
   const int64_t chunks = p.chunks, depth = w.stages;
   auto chunkAt = [&](Emitter &at, Value step) -> Value {
     return arith::MinUIOp::create(at.builder(), at.location(), step,
                                   at.index(chunks - 1));
   };
-  // Prologue: chunks 0 .. S - 2 into their stages (one group each, empty
-  // groups past the chunks so that every thread counts the same); the
-  // weight of chunks 0 and 1, chunk 0 decoded.
-  for (int64_t s = 0; s + 1 < depth; ++s) {
-    if (s < chunks)
-      emitter.copyChunk(e, tokenBlock, thread, e.index(s), e.index(s));
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  // TMA: the tensor map (the last argument), the stages' and mbarriers'
+  // shared addresses, and thread 0's copy of chunk `chunk` into its stage.
+  Value tensorMap, barriersAddress, thread0;
+  auto copyByTensorMap = [&](Emitter &at, Value chunk) {
+    Value stage = at.rem(chunk, depth);
+    tma::loadTensorBox(
+        at.builder(), at.location(), tensorMap,
+        at.toI32(at.add(stagesAddress, at.mul(stage, w.stageBytes()))),
+        at.toI32(at.add(barriersAddress, at.mul(stage, 8))),
+        at.toI32(at.mul(chunk, kChunkK)),
+        at.toI32(at.mul(tokenBlock, w.tokens)), w.stageBytes());
+  };
+  if (w.tensorMapCopies) {
+    tensorMap = entry.getArgument(function.getNumArguments() - 1);
+    barriersAddress =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, barriers);
+    thread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
+                                    e.index(0));
+    tma::initMbarriers(b, loc, e.toI32(barriersAddress), depth);
+    gpu::BarrierOp::create(b, loc);
+  }
+  // Prologue: chunks 0 .. S - 2 into their stages (cp.async: one group
+  // each, empty groups past the chunks so that every thread counts the
+  // same); the weight of chunks 0 and 1, chunk 0 decoded.
+  if (w.tensorMapCopies) {
+    auto first = scf::IfOp::create(b, loc, thread0, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&first.getThenRegion().front());
+    for (int64_t s = 0; s + 1 < depth && s < chunks; ++s)
+      copyByTensorMap(e, e.index(s));
+  } else {
+    for (int64_t s = 0; s + 1 < depth; ++s) {
+      if (s < chunks)
+        emitter.copyChunk(e, tokenBlock, thread, e.index(s), e.index(s));
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    }
   }
   SmallVector<ChunkWords, 2> first =
       loadChunk(w, weights, emitter, e, block, warp, lane, e.index(0));
@@ -529,21 +633,36 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         ValueRange queue = args.drop_front(accumulators + fragmentCount);
         SmallVector<ChunkWords, 2> next =
             unflattenChunk(w, queue.take_front(queued));
-        // Stage i has landed (at most S - 2 later groups pending) and every
-        // warpgroup is done with chunk i - 1's stage.
-        NVVM::CpAsyncWaitGroupOp::create(lb, ll, depth - 2);
+        // Stage i has landed (TMA: phase i / S of its mbarrier; cp.async:
+        // at most S - 2 later groups pending) and every warpgroup is done
+        // with chunk i - 1's stage.
+        if (w.tensorMapCopies)
+          tma::waitParity(
+              lb, ll,
+              body.toI32(body.add(barriersAddress,
+                                  body.mul(body.rem(i, depth), 8))),
+              body.band(body.toI32(body.div(i, depth)), 1));
+        else
+          NVVM::CpAsyncWaitGroupOp::create(lb, ll, depth - 2);
         gpu::BarrierOp::create(lb, ll);
         Value ahead = body.add(i, depth - 1);
-        auto copy = scf::IfOp::create(lb, ll, body.lt(ahead, chunks),
+        Value copies = body.lt(ahead, chunks);
+        if (w.tensorMapCopies)
+          copies = body.andI1(copies, thread0);
+        auto copy = scf::IfOp::create(lb, ll, copies,
                                       /*withElseRegion=*/false);
         {
           OpBuilder::InsertionGuard guard(lb);
           lb.setInsertionPointToStart(&copy.getThenRegion().front());
           Emitter in(lb, ll);
-          emitter.copyChunk(in, tokenBlock, thread, ahead,
-                            in.rem(ahead, depth));
+          if (w.tensorMapCopies)
+            copyByTensorMap(in, ahead);
+          else
+            emitter.copyChunk(in, tokenBlock, thread, ahead,
+                              in.rem(ahead, depth));
         }
-        NVVM::CpAsyncCommitGroupOp::create(lb, ll);
+        if (!w.tensorMapCopies)
+          NVVM::CpAsyncCommitGroupOp::create(lb, ll);
         // Every wgmma input is defined before the fence: ptxas serializes
         // the wgmmas of a stage whose inputs other instructions define
         // between them.
@@ -587,13 +706,21 @@ static LogicalResult checkWgmmaChip(MixedMatmulStorageOp op,
 }
 
 void HopperWgmmaKernel::launch(OpBuilder &b, Location loc, Value tokenBlocks,
-                               ValueRange operands) const {
+                               ValueRange operands, Value lhs) const {
   Emitter at(b, loc);
+  SmallVector<Value> arguments(operands);
+  Value sharedBytes;
+  if (tensorMapRows) {
+    arguments.push_back(tma::createSwizzled128TensorMap(
+        b, loc, lhs, tensorMapRows, kRowBytes / 2));
+    sharedBytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                               dynamicSharedBytes);
+  }
   gpu::LaunchFuncOp::create(
       b, loc, function,
       gpu::KernelDim3{at.index(columnBlocks), tokenBlocks, at.index(1)},
-      gpu::KernelDim3{at.index(threads), at.index(1), at.index(1)}, Value(),
-      operands);
+      gpu::KernelDim3{at.index(threads), at.index(1), at.index(1)},
+      sharedBytes, arguments);
 }
 
 FailureOr<HopperWgmmaKernel> mlir::microscale::buildHopperWgmmaKernel(
@@ -613,6 +740,10 @@ FailureOr<HopperWgmmaKernel> mlir::microscale::buildHopperWgmmaKernel(
   kernel.columnBlocks = w.columnBlocks();
   kernel.tokens = w.tokens;
   kernel.threads = w.threads();
+  if (w.tensorMapCopies) {
+    kernel.tensorMapRows = w.tokens;
+    kernel.dynamicSharedBytes = w.dynamicSharedBytes();
+  }
   return kernel;
 }
 
@@ -641,7 +772,7 @@ LogicalResult mlir::microscale::outlineHopperWgmmaMatmul(
   Emitter host(builder, op.getLoc());
   kernel->launch(builder, op.getLoc(),
                  host.index(llvm::divideCeil(m, kernel->tokens)),
-                 kernelOperands(builder, op, types));
+                 kernelOperands(builder, op, types), op.getLhs());
   op.erase();
   return success();
 }
@@ -769,7 +900,7 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
   Emitter e(b, loc);
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   Value stages = memref::AllocaOp::create(
-      b, loc, MemRefType::get({w.stages * w.stageBytes() / 4}, i32),
+      b, loc, MemRefType::get({w.stageWords()}, i32),
       ValueRange{}, b.getI64IntegerAttr(kSwizzleAtomBytes));
   HopperMatmulEmitter weights(p, args[0], args[1], args[2], args[3], args[4],
                               Value(), /*onHost=*/true);
@@ -803,7 +934,9 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
     Value chunk = upTo(p.chunks);
     // The kernel copies chunk i into stage i % S.
     Value stage = e.rem(chunk, w.stages);
-    {
+    if (w.tensorMapCopies) {
+      emitter.emulateTensorBox(e, tokenBlock, chunk, stage);
+    } else {
       OpBuilder::InsertionGuard inner(b);
       Value thread = upTo(w.threads());
       emitter.copyChunk(e, tokenBlock, thread, chunk, stage);

@@ -164,6 +164,9 @@ FailureOr<MixedMatmulOptions> mlir::microscale::getMatmulTiling(Operation *op) {
   reader.integer("activation_stages", tiling.activationStages);
   reader.integer("weight_stages", tiling.weightStages);
   reader.integer("max_registers", tiling.maxRegisters);
+  unsigned copies = 0;
+  reader.choice("activation_copies", {"tma", "cp.async"}, copies);
+  tiling.asyncCopies = copies == 1;
   if (failed(reader.finish()))
     return failure();
   reader.check("max_registers", tiling.maxRegisters, 0, 255);
@@ -237,6 +240,10 @@ struct SetTilingPass
         integer("activation_stages", matmulActivationStages);
         integer("weight_stages", matmulWeightStages);
         integer("max_registers", matmulMaxRegisters);
+        if (matmulAsyncCopies.hasValue())
+          entries.push_back(b.getNamedAttr(
+              "activation_copies",
+              b.getStringAttr(matmulAsyncCopies ? "cp.async" : "tma")));
       } else {
         return;
       }

@@ -96,6 +96,7 @@
 
 #include "BlockScaledSupport.h"
 #include "OutlineSupport.h"
+#include "TensorMapCopies.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
 #include "microscale/Conversion/NVVM/KernelTiling.h"
 #include "microscale/Conversion/NVVM/TCGen05Descriptors.h"
@@ -1178,38 +1179,6 @@ static void ifThen(OpBuilder &b, Location loc, Value condition,
   body();
 }
 
-/// Waits until phase `parity` of the mbarrier at shared address `address`
-/// has completed: `mbarrier.try_wait.parity` in a loop (inline PTX: NVVM's
-/// op of it is lowered only by convert-nvvm-to-llvm, which the pipeline
-/// does not run).
-static void waitParity(OpBuilder &b, Location loc, Value address,
-                       Value parity) {
-  Type i32 = b.getI32Type();
-  auto loop = scf::WhileOp::create(b, loc, TypeRange(), ValueRange());
-  {
-    OpBuilder::InsertionGuard guard(b);
-    Block *before = b.createBlock(&loop.getBefore());
-    b.setInsertionPointToStart(before);
-    Value done =
-        LLVM::InlineAsmOp::create(
-            b, loc, i32, ValueRange{address, parity},
-            "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, "
-            "[$1], $2;\nselp.u32 $0, 1, 0, p;\n}",
-            "=r,r,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-            LLVM::tailcallkind::TailCallKind::None,
-            LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-            ArrayAttr())
-            .getResult(0);
-    Value pending =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, done,
-                              arith::ConstantIntOp::create(b, loc, i32, 0));
-    scf::ConditionOp::create(b, loc, pending, ValueRange());
-    Block *after = b.createBlock(&loop.getAfter());
-    b.setInsertionPointToStart(after);
-    scf::YieldOp::create(b, loc);
-  }
-}
-
 static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
                           unsigned index, bool bulkCopies) {
   TCGen05Geometry g(op.getLhsType(), op.getRhsType());
@@ -1269,7 +1238,7 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   // mbarrier.
   auto waitForChunk = [&](Emitter &at, Value chunk) {
     Value stage = at.rem(chunk, kStages);
-    waitParity(at.builder(), at.location(), at.toI32(barrierOf(at, stage)),
+    tma::waitParity(at.builder(), at.location(), at.toI32(barrierOf(at, stage)),
                at.band(at.toI32(at.div(chunk, kStages)), 1));
   };
   Value columns = e.i32(g.tmemColumns());
@@ -1332,7 +1301,7 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
           LLVM::tailcallkind::TailCallKind::None,
           LLVM::AsmDialectAttr::get(lb.getContext(), LLVM::AsmDialect::AD_ATT),
           ArrayAttr());
-      waitParity(lb, ll, full, te.band(te.toI32(te.div(chunk, kStages)), 1));
+      tma::waitParity(lb, ll, full, te.band(te.toI32(te.div(chunk, kStages)), 1));
       NVVM::Tcgen05FenceOp::create(lb, ll,
                                    NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);
       emitter.issue(lb, ll, tc, taddr, sharedAddress, chunk,

@@ -51,6 +51,12 @@ struct Driver::Api {
   // Optional (CUDA 11.2 and newer): stream-ordered allocation.
   int (*cuMemAllocAsync)(DevicePtr *, size_t, Stream) = nullptr;
   int (*cuMemFreeAsync)(DevicePtr, Stream) = nullptr;
+  // Optional: dynamic shared memory above 48 KiB, tensor maps (CUDA 12).
+  int (*cuFuncSetAttribute)(Function, int, int) = nullptr;
+  int (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *,
+                                const uint64_t *, const uint64_t *,
+                                const uint32_t *, const uint32_t *, int, int,
+                                int, int) = nullptr;
 };
 
 // CUresult values and attributes we test for.
@@ -114,6 +120,8 @@ Driver::Driver(int ordinal) : ordinal(ordinal) {
   if (bound) {
     bind(library, api->cuMemAllocAsync, "cuMemAllocAsync");
     bind(library, api->cuMemFreeAsync, "cuMemFreeAsync");
+    bind(library, api->cuFuncSetAttribute, "cuFuncSetAttribute");
+    bind(library, api->cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
   }
   if (!bound) {
     error = std::string("the CUDA driver lacks an entry point: ") + dlerror();
@@ -223,10 +231,51 @@ void Driver::launch(Function function, unsigned gridX, unsigned gridY,
 void Driver::launch(Function function, unsigned gridX, unsigned gridY,
                     unsigned gridZ, unsigned blockX,
                     std::vector<void *> &args, Stream stream) {
-  if (enter() && gridX && gridY && gridZ)
-    check(api->cuLaunchKernel(function, gridX, gridY, gridZ, blockX, 1, 1, 0,
-                              stream, args.data(), nullptr),
-          "cuLaunchKernel");
+  launch(function, gridX, gridY, gridZ, blockX, /*sharedBytes=*/0, args,
+         stream);
+}
+
+void Driver::launch(Function function, unsigned gridX, unsigned gridY,
+                    unsigned gridZ, unsigned blockX, unsigned sharedBytes,
+                    std::vector<void *> &args, Stream stream) {
+  if (!enter() || !gridX || !gridY || !gridZ)
+    return;
+  constexpr int kMaxDynamicSharedSizeBytes = 8; // CU_FUNC_ATTRIBUTE_...
+  if (sharedBytes > 48 * 1024) {
+    if (!api->cuFuncSetAttribute) {
+      error = "the CUDA driver lacks cuFuncSetAttribute";
+      return;
+    }
+    if (!check(api->cuFuncSetAttribute(function, kMaxDynamicSharedSizeBytes,
+                                       static_cast<int>(sharedBytes)),
+               "cuFuncSetAttribute"))
+      return;
+  }
+  check(api->cuLaunchKernel(function, gridX, gridY, gridZ, blockX, 1, 1,
+                            sharedBytes, stream, args.data(), nullptr),
+        "cuLaunchKernel");
+}
+
+bool Driver::encodeSwizzled128TensorMap(void *map, DevicePtr address,
+                                        uint64_t rows, uint64_t columns,
+                                        uint64_t pitchBytes, uint32_t boxRows,
+                                        uint32_t boxColumns) {
+  if (!enter())
+    return false;
+  if (!api->cuTensorMapEncodeTiled) {
+    error = "the CUDA driver lacks cuTensorMapEncodeTiled (CUDA 12)";
+    return false;
+  }
+  // CUtensorMap enums: BFLOAT16 = 9, INTERLEAVE_NONE = 0, SWIZZLE_128B = 3,
+  // L2_PROMOTION_L2_256B = 3, FLOAT_OOB_FILL_NONE = 0 (zeros).
+  const uint64_t dims[2] = {columns, rows};
+  const uint64_t strides[1] = {pitchBytes};
+  const uint32_t box[2] = {boxColumns, boxRows};
+  const uint32_t elementStrides[2] = {1, 1};
+  return check(api->cuTensorMapEncodeTiled(
+                   map, 9, 2, reinterpret_cast<void *>(address), dims,
+                   strides, box, elementStrides, 0, 3, 3, 0),
+               "cuTensorMapEncodeTiled");
 }
 
 void Driver::synchronize() {

@@ -60,11 +60,22 @@ func.func @prefill_tokens(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memr
 
 // -----
 
-// A token tile whose stages do not fit in static shared memory.
+// A token tile whose stages do not fit in static shared memory (the
+// activations by cp.async; TMA's dynamic shared memory holds three).
 !w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
 func.func @prefill_stages(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<65x16xbf16>) {
-  // expected-error @+1 {{the Hopper-layout wgmma matmul needs at least 2 stages of 32768 bytes (256 tokens) in its 49152 bytes of static shared memory}}
-  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {warp_rows = 256}} : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
+  // expected-error @+1 {{the Hopper-layout wgmma matmul needs at least 2 stages of 32768 bytes (256 tokens) in its 49152 bytes of shared memory}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {warp_rows = 256, activation_copies = "cp.async"}} : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
+  return
+}
+
+// -----
+
+// TMA: more stages than the dynamic shared memory of two blocks per SM.
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @prefill_tma_stages(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<65x16xbf16>) {
+  // expected-error @+1 {{the Hopper-layout wgmma matmul needs at least 2 stages of 32768 bytes (256 tokens) in its 113664 bytes of shared memory}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {warp_rows = 256, activation_stages = 4}} : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
   return
 }
 

@@ -77,6 +77,9 @@ struct MixedMatmulOptions {
   int64_t weightStages = 0;     // 1: register prefetch; 2-8: ring depth
   int64_t chunkK = 0;           // K per chunk: 64 or 128
   int64_t maxRegisters = 0;     // nvvm.maxnreg (0: the backend chooses)
+  /// wgmma kernel: activations by cp.async into static shared memory
+  /// instead of TMA (a host code without MLIR's tensor-map runtime call).
+  bool asyncCopies = false;
 };
 
 /// The explicit tiling on `op`, or the defaults where it has none; failure,

@@ -10,6 +10,7 @@ class NVVMOutlinePass<string name> : Pass<name, "::mlir::ModuleOp"> {
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
   let options = [
@@ -110,9 +111,10 @@ def MicroscaleNVVMOutlineMatmul
 
     An explicit tiling travels as the op's `microscale.tiling`: `split_k`,
     `unroll`, `chunk_k`, `warp_columns`, `warp_rows`, `column_warps`,
-    `activation_stages`, `weight_stages`, `max_registers` (0: chosen); a
-    tiling the kernel cannot take is reported at the op with what would
-    fit. A `scaled_matmul_storage` left by
+    `activation_stages`, `weight_stages`, `max_registers` (0: chosen),
+    `activation_copies` (`"tma"`, the default where the chip has TMA, or
+    `"cp.async"`); a tiling the kernel cannot take is reported at the op
+    with what would fit. A `scaled_matmul_storage` left by
     `microscale-nvvm-outline-scaled-matmul` is reported.
   }];
   let options = [
@@ -239,6 +241,12 @@ def MicroscaleNVVMSetTiling
            /*default=*/"0",
            "mixed_matmul: registers per thread (nvvm.maxnreg; 0: the "
            "backend chooses)">,
+    Option<"matmulAsyncCopies", "matmul-async-copies", "bool",
+           /*default=*/"false",
+           "mixed_matmul, the Hopper-layout wgmma kernel: activations by "
+           "cp.async into static shared memory instead of TMA into dynamic "
+           "shared memory (for host code that cannot call MLIR's CUDA "
+           "runtime to build the tensor map)">,
     Option<"tcgen05BulkCopies", "tcgen05-bulk-copies", "bool",
            /*default=*/"false",
            "scaled_matmul on sm_100a: the operand tiles by cp.async.bulk "

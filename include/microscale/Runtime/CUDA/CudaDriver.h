@@ -93,6 +93,20 @@ public:
   void launch(Function function, unsigned gridX, unsigned gridY,
               unsigned gridZ, unsigned blockX, std::vector<void *> &args,
               Stream stream);
+  /// A launch with `sharedBytes` of dynamic shared memory (above the 48 KiB
+  /// a kernel gets without asking, the function's limit is raised first).
+  void launch(Function function, unsigned gridX, unsigned gridY,
+              unsigned gridZ, unsigned blockX, unsigned sharedBytes,
+              std::vector<void *> &args, Stream stream);
+  /// The 128-byte CUtensorMap of a row-major bf16 matrix (`rows` x
+  /// `columns`, rows `pitchBytes` apart) at `address`, for boxes of
+  /// `boxRows` x `boxColumns` elements in the 128-byte swizzle, zeros out
+  /// of bounds, 256-byte L2 promotion (cuTensorMapEncodeTiled, driver 12.0
+  /// and newer); false, with the error set, where the driver refuses it.
+  bool encodeSwizzled128TensorMap(void *map, DevicePtr address,
+                                  uint64_t rows, uint64_t columns,
+                                  uint64_t pitchBytes, uint32_t boxRows,
+                                  uint32_t boxColumns);
   /// Waits for all work of the context, every stream.
   void synchronize();
   /// A stream of this driver's context; non-blocking by default (it does

@@ -1,0 +1,145 @@
+//===- TensorMapCopies.cpp - TMA tile copies and mbarriers ----------------===//
+#include "TensorMapCopies.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::microscale;
+
+Type tma::getTensorMapArgumentType(MLIRContext *context) {
+  return LLVM::LLVMPointerType::get(context);
+}
+
+Value tma::createSwizzled128TensorMap(OpBuilder &b, Location loc,
+                                      Value matrix, int64_t boxRows,
+                                      int64_t boxColumns) {
+  MLIRContext *context = b.getContext();
+  auto type = cast<MemRefType>(matrix.getType());
+  Value unranked = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(type.getElementType(), Attribute()),
+      matrix);
+  auto box = MemRefType::get(
+      {boxRows, boxColumns}, type.getElementType(), MemRefLayoutAttrInterface(),
+      gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
+  // L2 promotion of 256 bytes: a box row is 128 bytes of a longer row, and
+  // the next box along K reads the other half of the sector pair.
+  auto descriptorType = nvgpu::TensorMapDescriptorType::get(
+      context, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
+      nvgpu::TensorMapOOBKind::OOB_ZERO,
+      nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
+  Value rows = arith::ConstantIndexOp::create(b, loc, boxRows);
+  Value columns = arith::ConstantIndexOp::create(b, loc, boxColumns);
+  Value descriptor = nvgpu::TmaCreateDescriptorOp::create(
+      b, loc, descriptorType, unranked, ValueRange{rows, columns});
+  // The kernel takes the map as the pointer the descriptor lowers to
+  // (convert-nvgpu-to-nvvm on the host code; the cast then folds away).
+  return UnrealizedConversionCastOp::create(
+             b, loc, getTensorMapArgumentType(context), descriptor)
+      .getResult(0);
+}
+
+static LLVM::InlineAsmOp inlinePtx(OpBuilder &b, Location loc, Type result,
+                                   ValueRange operands, StringRef ptx,
+                                   StringRef constraints) {
+  return LLVM::InlineAsmOp::create(
+      b, loc, result, operands, ptx, constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+}
+
+void tma::initMbarriers(OpBuilder &b, Location loc, Value barriers,
+                        int64_t count) {
+  Type i32 = b.getI32Type();
+  Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value first = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, thread,
+      arith::ConstantIndexOp::create(b, loc, 0));
+  auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+  auto shared = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  for (int64_t i = 0; i < count; ++i) {
+    Value address = arith::AddIOp::create(
+        b, loc, barriers, arith::ConstantIntOp::create(b, loc, i32, 8 * i));
+    Value pointer = LLVM::IntToPtrOp::create(
+        b, loc, shared,
+        arith::ExtUIOp::create(b, loc, b.getI64Type(), address).getResult());
+    NVVM::MBarrierInitOp::create(b, loc, pointer,
+                                 arith::ConstantIntOp::create(b, loc, i32, 1),
+                                 /*predicate=*/Value());
+  }
+  // The copies complete on them from the async proxy, outside this
+  // thread's program order.
+  NVVM::FenceMbarrierInitOp::create(b, loc);
+}
+
+void tma::waitParity(OpBuilder &b, Location loc, Value address,
+                     Value parity) {
+  Type i32 = b.getI32Type();
+  auto loop = scf::WhileOp::create(b, loc, TypeRange(), ValueRange());
+  OpBuilder::InsertionGuard guard(b);
+  Block *before = b.createBlock(&loop.getBefore());
+  b.setInsertionPointToStart(before);
+  Value done =
+      inlinePtx(b, loc, i32, ValueRange{address, parity},
+                "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 "
+                "p, [$1], $2;\nselp.u32 $0, 1, 0, p;\n}",
+                "=r,r,r")
+          .getResult(0);
+  Value pending =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, done,
+                            arith::ConstantIntOp::create(b, loc, i32, 0));
+  scf::ConditionOp::create(b, loc, pending, ValueRange());
+  Block *after = b.createBlock(&loop.getAfter());
+  b.setInsertionPointToStart(after);
+  scf::YieldOp::create(b, loc);
+}
+
+void tma::loadTensorBox(OpBuilder &b, Location loc, Value tensorMap,
+                        Value destination, Value mbarrier, Value column,
+                        Value row, int64_t bytes) {
+  std::string ptx =
+      "{\nmbarrier.arrive.expect_tx.shared::cta.b64 _, [$2], " +
+      std::to_string(bytes) +
+      ";\ncp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
+      "complete_tx::bytes [$0], [$1, {$3, $4}], [$2];\n}";
+  inlinePtx(b, loc, Type(),
+            ValueRange{destination, tensorMap, mbarrier, column, row}, ptx,
+            "r,l,r,r,r");
+}
+
+Value tma::alignedDynamicSharedAddress(OpBuilder &b, Location loc,
+                                       Operation *function,
+                                       int64_t alignment) {
+  MLIRContext *context = b.getContext();
+  constexpr StringLiteral kName = "microscale_dynamic_shared";
+  auto module = function->getParentOfType<gpu::GPUModuleOp>();
+  if (!module.lookupSymbol(kName)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+        /*isConstant=*/false, LLVM::Linkage::External, kName,
+        /*value=*/Attribute(), /*alignment=*/alignment, /*addrSpace=*/3);
+  }
+  Value pointer = LLVM::AddressOfOp::create(
+      b, loc, LLVM::LLVMPointerType::get(context, 3), kName);
+  Value base = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), pointer).getResult());
+  // The array's alignment is the request; the rounding makes it a fact.
+  Value mask = arith::ConstantIndexOp::create(b, loc, alignment - 1);
+  return arith::AndIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, base, mask),
+      arith::ConstantIndexOp::create(b, loc, ~(alignment - 1)));
+}

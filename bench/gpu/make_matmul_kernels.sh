@@ -130,9 +130,11 @@ emit_hopper() {
   local stages=${8:-0} async=${9:-0}
   local name="mm_hl_${m}_${k}_${n}_s${split}_c${cols}"
   [ "$rows$cwarps$stages" = 000 ] || name="${name}_w${rows}_b${cwarps}_a${stages}"
-  [ "$async" = 0 ] || name="${name}_cp"
+  [ "$async" = 1 ] && name="${name}_cp"
+  [ "$async" = 2 ] && name="${name}_tma"
   local options="matmul-split-k=$split matmul-warp-columns=$cols matmul-warp-rows=$rows matmul-column-warps=$cwarps matmul-activation-stages=$stages"
-  [ "$async" = 0 ] || options="$options matmul-async-copies=true"
+  [ "$async" = 1 ] && options="$options matmul-activation-copies=cp.async"
+  [ "$async" = 2 ] && options="$options matmul-activation-copies=tma"
   # Storage of the Hopper images: N padded to 256 (values) and 128 (scales,
   # 32 x num_warps), K/2 bytes padded to 64, K/32 blocks padded to 2.
   local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
@@ -302,25 +304,19 @@ wgmma_cases() {
 tma_cases() {
   emit_hopper 72 160 80
   emit_hopper 130 320 200 0 32 64 8 2
+  # The planner's choice (TMA from 128-token tiles up, 4 stages; cp.async
+  # below) against the other copy, and at M = 4096 one warpgroup's
+  # 256-token tiles.
   for kn in "2880 5760" "2880 2880" "8192 8192" "1504 1000"; do
-    for m in 256 4096; do
-      emit_hopper $m $kn
-      emit_hopper $m $kn 0 0 0 0 0 1
-    done
+    emit_hopper 256 $kn
+    emit_hopper 256 $kn 0 0 0 0 0 2
+    emit_hopper 4096 $kn
+    emit_hopper 4096 $kn 0 0 0 0 0 1
+    emit_hopper 4096 $kn 0 0 256 4 0
   done
   emit_hopper 1000 2880 5760
   emit_hopper 1000 2880 5760 0 0 0 0 0 1
   emit_hopper_dynamic 2880 5760 100 256 1000 4096
-  for kn in "2880 5760" "8192 8192"; do
-    for config in "0 0 128 8 3" "0 0 128 8 4" "0 0 256 8 0" "0 0 256 4 0" \
-                  "0 0 192 8 0" "0 32 128 4 0"; do
-      emit_hopper 4096 $kn $config
-    done
-  done
-  for config in "0 0 64 4 0" "0 0 128 4 0" "0 0 256 4 0" "0 0 256 8 0" \
-                "0 0 32 4 0"; do
-    emit_hopper 256 2880 5760 $config
-  done
 }
 if [ "$mode" = tma ]; then
   tma_cases

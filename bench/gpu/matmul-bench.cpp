@@ -240,7 +240,10 @@ int main(int argc, char **argv) {
       if (experts)
         args[c].insert(args[c].end(),
                        {&doffsets, &dcounts, &dgather, &dscatter});
-      if (dynamicRows)
+      // (The Hopper-layout kernels take one: the rows, min(lhs, out).)
+      if (dynamicRows && layout.rfind("hopper", 0) == 0)
+        args[c].push_back(&raggedRows);
+      else if (dynamicRows)
         args[c].insert(args[c].end(), {&raggedRows, &lhsRows, &outRows});
       if (boxRows)
         args[c].push_back(&dmap);

@@ -121,13 +121,14 @@ MixedMatmulOptions tiling(int64_t splitK, int64_t warpColumns = 0) {
 /// block, columns per warp, stages.
 MixedMatmulOptions wgmmaTiling(int64_t tokens, int64_t warps,
                                int64_t warpColumns, int64_t stages,
-                               bool asyncCopies = false) {
+                               ActivationCopies copies =
+                                   ActivationCopies::Chosen) {
   MixedMatmulOptions options;
   options.warpRows = tokens;
   options.columnWarps = warps;
   options.warpColumns = warpColumns;
   options.activationStages = stages;
-  options.asyncCopies = asyncCopies;
+  options.activationCopies = copies;
   return options;
 }
 
@@ -170,10 +171,14 @@ INSTANTIATE_TEST_SUITE_P(
         // Three warpgroups (192 columns, the last block's tiles clamped
         // to the image), 24-token tiles, 4 stages.
         Case{66, 256, 400, 4, wgmmaTiling(24, 12, 16, 4), 0},
-        // The activations by cp.async instead of TMA (each thread's
-        // 16-byte copies, swizzled by the kernel's own arithmetic), 3
-        // stages, a half last chunk.
-        Case{90, 224, 120, 4, wgmmaTiling(48, 4, 16, 3, true), 0},
+        // The activations by cp.async (each thread's 16-byte copies,
+        // swizzled by the kernel's own arithmetic), 3 stages, a half last
+        // chunk; and by TMA on a small tile (the planner takes TMA from
+        // 128 tokens up).
+        Case{90, 224, 120, 4,
+             wgmmaTiling(48, 4, 16, 3, ActivationCopies::CpAsync), 0},
+        Case{90, 224, 120, 4,
+             wgmmaTiling(48, 4, 16, 3, ActivationCopies::TMA), 0},
         // Rows known at run time: one compile of six variants (the decode
         // kernel for up to 1, 8 and 16 rows, the wgmma kernel for up to
         // 64, 256 and beyond), the host code's switch picking by M.

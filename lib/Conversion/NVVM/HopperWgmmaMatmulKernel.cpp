@@ -179,23 +179,40 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
                                  "for the Hopper-layout wgmma matmul";
     w.warpgroups = options.columnWarps / 4;
   }
-  // Copies: TMA where the chip has it (one thread's instruction per chunk
-  // instead of every thread's 16-byte copies and their addressing), unless
-  // the tiling asks for cp.async.
-  w.tensorMapCopies = chip.hasTMA && !options.asyncCopies;
+  // Copies: TMA on tiles of 128 tokens or more where the chip has it (one
+  // thread's instruction per chunk instead of every thread's 16-byte
+  // copies and their addressing), cp.async on smaller ones (on the H200
+  // TMA measured 10-35% slower on 64-token tiles, 1-6% faster on 128:
+  // docs/performance.md).
+  w.tensorMapCopies =
+      chip.hasTMA &&
+      (options.activationCopies == ActivationCopies::TMA ||
+       (options.activationCopies == ActivationCopies::Chosen &&
+        w.tokens >= 128));
+  if (options.activationCopies == ActivationCopies::TMA && !chip.hasTMA)
+    return op.emitOpError() << "tiling activation_copies = \"tma\": "
+                            << chip.name << " has no TMA";
   // Stages: as many as the shared memory holds (each one more chunk of
   // activations in flight), at most 8; at least 2. TMA: dynamic shared
-  // memory, sized so that two blocks share an SM (each less the 1 KiB the
-  // system keeps per block, the mbarriers' static bytes, which ptxas pads
-  // to the dynamic window's 1024-byte alignment, and the rounding of the
-  // window's start); cp.async: the 48 KiB of static shared memory.
+  // memory, sized so that as many blocks share an SM as its registers
+  // allow (per thread about the accumulators and 64 more: fragments,
+  // queued weight words, addresses), each less the 1 KiB the system keeps
+  // per block, the mbarriers' static bytes (which ptxas pads to the
+  // dynamic window's 1024-byte alignment) and the rounding of the window's
+  // start; cp.async: the 48 KiB of static shared memory.
+  const int64_t blocksPerSM = std::max<int64_t>(
+      1, chip.registersPerSM / (w.threads() * (w.accumulators() + 64)));
   const int64_t shared =
       w.tensorMapCopies
           ? std::min(chip.maxSharedMemoryPerBlock - kSwizzleAtomBytes,
-                     chip.sharedMemoryPerSM / 2 - 1024 - kSwizzleAtomBytes) -
+                     chip.sharedMemoryPerSM / blocksPerSM - 1024 -
+                         kSwizzleAtomBytes) -
                 kSwizzleAtomBytes
           : chip.staticSharedMemoryPerBlock;
-  w.stages = std::min<int64_t>(8, shared / w.stageBytes());
+  // TMA: at most 4 (on the H200 four stages of 128-token tiles ran 3-6%
+  // faster than six on every shape measured).
+  w.stages = std::min<int64_t>(w.tensorMapCopies ? 4 : 8,
+                               shared / w.stageBytes());
   if (options.activationStages) {
     if (options.activationStages < 2 || options.activationStages > 8)
       return op.emitOpError() << "tiling activation_stages = "
@@ -559,6 +576,12 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, barriers);
     thread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
                                     e.index(0));
+    {
+      auto first = scf::IfOp::create(b, loc, thread0, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&first.getThenRegion().front());
+      tma::prefetchTensorMap(b, loc, tensorMap);
+    }
     tma::initMbarriers(b, loc, e.toI32(barriersAddress), depth);
     gpu::BarrierOp::create(b, loc);
   }

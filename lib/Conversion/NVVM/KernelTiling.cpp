@@ -165,8 +165,8 @@ FailureOr<MixedMatmulOptions> mlir::microscale::getMatmulTiling(Operation *op) {
   reader.integer("weight_stages", tiling.weightStages);
   reader.integer("max_registers", tiling.maxRegisters);
   unsigned copies = 0;
-  reader.choice("activation_copies", {"tma", "cp.async"}, copies);
-  tiling.asyncCopies = copies == 1;
+  reader.choice("activation_copies", {"chosen", "tma", "cp.async"}, copies);
+  tiling.activationCopies = static_cast<ActivationCopies>(copies);
   if (failed(reader.finish()))
     return failure();
   reader.check("max_registers", tiling.maxRegisters, 0, 255);
@@ -240,10 +240,9 @@ struct SetTilingPass
         integer("activation_stages", matmulActivationStages);
         integer("weight_stages", matmulWeightStages);
         integer("max_registers", matmulMaxRegisters);
-        if (matmulAsyncCopies.hasValue())
+        if (matmulActivationCopies.hasValue())
           entries.push_back(b.getNamedAttr(
-              "activation_copies",
-              b.getStringAttr(matmulAsyncCopies ? "cp.async" : "tma")));
+              "activation_copies", b.getStringAttr(matmulActivationCopies)));
       } else {
         return;
       }

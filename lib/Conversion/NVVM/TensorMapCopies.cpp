@@ -83,6 +83,11 @@ void tma::initMbarriers(OpBuilder &b, Location loc, Value barriers,
   NVVM::FenceMbarrierInitOp::create(b, loc);
 }
 
+void tma::prefetchTensorMap(OpBuilder &b, Location loc, Value tensorMap) {
+  inlinePtx(b, loc, Type(), ValueRange{tensorMap}, "prefetch.tensormap [$0];",
+            "l");
+}
+
 void tma::waitParity(OpBuilder &b, Location loc, Value address,
                      Value parity) {
   Type i32 = b.getI32Type();

@@ -38,6 +38,10 @@ Value createSwizzled128TensorMap(OpBuilder &b, Location loc, Value matrix,
 /// initialization for the async proxy; the caller's barrier publishes them.
 void initMbarriers(OpBuilder &b, Location loc, Value barriers, int64_t count);
 
+/// Kernel: starts fetching the tensor map `tensorMap` into the TMA unit's
+/// descriptor cache (the first copy would otherwise wait for it).
+void prefetchTensorMap(OpBuilder &b, Location loc, Value tensorMap);
+
 /// Kernel: waits until phase `parity` (i32, 0 or 1) of the mbarrier at
 /// shared address `address` (i32) has completed.
 void waitParity(OpBuilder &b, Location loc, Value address, Value parity);

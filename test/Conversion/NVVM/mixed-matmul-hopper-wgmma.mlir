@@ -1,23 +1,30 @@
 // bf16 x MXFP4 (mixed_matmul_storage) above 64 rows with the weight in the
 // Hopper value layout: the wgmma kernel (HopperWgmmaMatmulKernel.cpp). Warp w
 // of a warpgroup loads and decodes its 16-column tile as the decode kernel
-// does (the wgmma A fragment from registers); the activations go by TMA
+// does (the wgmma A fragment from registers); the activations go into
+// 128-byte-swizzled stages read by wgmma descriptors, by TMA
 // (cp.async.bulk.tensor on a tensor map the host code builds, completing on
-// one mbarrier per stage) into 128-byte-swizzled stages in dynamic shared
-// memory, read by wgmma descriptors; `matmul-async-copies` takes cp.async
-// into static shared memory instead (TILED). Its PTX
-// assembles with ptxas for sm_90a, and ptxas does not serialize the wgmmas
-// (advisory C7513). (Host emulation against float64:
-// HopperLayoutMatmulJITTest.)
-// RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s --check-prefix=IR
-// RUN: mx-opt %s --microscale-gpu-to-ptx > %t.mlir
+// one mbarrier per stage, stages in dynamic shared memory) on tiles of 128
+// tokens or more, by cp.async into static shared memory on smaller ones;
+// `matmul-activation-copies` picks either. Its PTX assembles with ptxas for
+// sm_90a, and ptxas does not serialize the wgmmas (advisory C7513). (Host
+// emulation against float64: HopperLayoutMatmulJITTest.)
+// TMA asked for on the planner's 32-token tiles:
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-activation-copies=tma},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=IR
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-activation-copies=tma},microscale-gpu-to-ptx)" > %t.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.mlir %t
+// The host code lowers with MLIR's own passes: the tensor map becomes a
+// call of MLIR's CUDA runtime (cuTensorMapEncodeTiled, bf16 = 9, 128-byte
+// swizzle = 3, 256-byte L2 promotion = 3), the cast folds away.
+// RUN: mx-opt %t.mlir --convert-nvgpu-to-nvvm --gpu-to-llvm --expand-strided-metadata --finalize-memref-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-index-to-llvm --reconcile-unrealized-casts | FileCheck %s --check-prefix=HOST
 // RUN: FileCheck %s --check-prefix=PTX --input-file %t/microscale_kernels.ptx
 // RUN: %if ptxas %{ %ptxas -v -arch=sm_90a %t/microscale_kernels.ptx -o %t/kernels.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// Two warpgroups of two 64-column tiles, 64-token tiles, 2 stages, the
-// activations by cp.async:
-// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=64 matmul-column-warps=8 matmul-warp-columns=32 matmul-activation-stages=2 matmul-async-copies=true},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=TILED
-// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=64 matmul-column-warps=8 matmul-warp-columns=32 matmul-activation-stages=2 matmul-async-copies=true},microscale-gpu-to-ptx)" > %t.tiled.mlir
+// The planner's choice on 128-token tiles: TMA.
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=128},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=TILES128
+// Two warpgroups of two 64-column tiles, 64-token tiles, 2 stages: the
+// planner's choice there is cp.async.
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=64 matmul-column-warps=8 matmul-warp-columns=32 matmul-activation-stages=2},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=TILED
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=64 matmul-column-warps=8 matmul-warp-columns=32 matmul-activation-stages=2},microscale-gpu-to-ptx)" > %t.tiled.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.tiled.mlir %t/tiled
 // RUN: FileCheck %s --check-prefix=TILED-PTX --input-file %t/tiled/microscale_kernels.ptx
 // RUN: %if ptxas %{ %ptxas -v -arch=sm_90a %t/tiled/microscale_kernels.ptx -o %t/tiled.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
@@ -29,13 +36,18 @@
 !w = !microscale.qtensor<160x80, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
 
 // The host code builds the activations' tensor map (boxes of 32 tokens x
-// 64 K, 128-byte swizzle, zeros out of bounds) and asks for 8 stages of
+// 64 K, 128-byte swizzle, zeros out of bounds) and asks for 4 stages of
 // 4 KiB plus 1 KiB of alignment slack in dynamic shared memory.
 // IR-LABEL: func.func @prefill
 // IR: %[[UNRANKED:.*]] = memref.cast %arg0 : memref<100x160xbf16> to memref<*xbf16>
 // IR: %[[MAP:.*]] = nvgpu.tma.create.descriptor %[[UNRANKED]] box[%c32, %c64] : memref<*xbf16> -> <tensor = memref<32x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
 // IR: %[[POINTER:.*]] = builtin.unrealized_conversion_cast %[[MAP]] {{.*}} to !llvm.ptr
-// IR: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0 blocks in (%c2, %c4, %c1{{.*}}) threads in (%c128, %c1{{.*}}, %c1{{.*}}){{.*}}dynamic_shared_memory_size %c33792_i32 args({{.*}}, %[[POINTER]] : !llvm.ptr)
+// IR: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0 blocks in (%c2, %c4, %c1{{.*}}) threads in (%c128, %c1{{.*}}, %c1{{.*}}){{.*}}dynamic_shared_memory_size %c17408_i32 args({{.*}}, %[[POINTER]] : !llvm.ptr)
+// HOST: %[[MAP:.*]] = llvm.call @mgpuTensorMapEncodeTiledMemref(
+// HOST: gpu.launch_func {{.*}}@microscale_kernels::@mixed_matmul_wgmma_0 {{.*}}args({{.*}}, %[[MAP]] : !llvm.ptr)
+// HOST-NOT: unrealized_conversion_cast
+// TILES128: nvgpu.tma.create.descriptor %{{.*}} box[%c128, %c64]
+// TILES128: gpu.launch_func {{.*}}dynamic_shared_memory_size
 // TILED: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0 blocks in (%c1, %c2, %c1{{.*}}) threads in (%c256, %c1{{.*}}, %c1{{.*}})
 // TILED-NOT: dynamic_shared_memory_size
 // TILED-NOT: nvgpu
@@ -44,13 +56,13 @@ func.func @prefill(%a: memref<100x160xbf16>, %v: memref<32768xi8>, %s: memref<76
   return
 }
 
-// Eight stages of 32 x 128 bytes in the dynamic window, 1024-aligned for
+// Four stages of 32 x 128 bytes in the dynamic window, 1024-aligned for
 // the swizzle; thread 0 initializes the stages' mbarriers, then copies
 // the first S - 1 chunks, here all three (a box of 4 KiB each: 32 tokens
 // at row 32 x the token tile, K at 64 x the chunk), so that the loop has
 // no copy left to issue.
 // PTX: .extern .shared .align 1024 .b8 microscale_dynamic_shared[];
-// PTX-COUNT-8: mbarrier.init.shared.b64
+// PTX-COUNT-4: mbarrier.init.shared.b64
 // PTX: fence.mbarrier_init.release.cluster;
 // PTX: bar.sync 0;
 // PTX: mbarrier.arrive.expect_tx.shared::cta.b64 _, [{{.*}}], 4096;

@@ -65,6 +65,12 @@ struct HopperDequantizeOptions {
   bool foldScaleBias = true;
 };
 
+/// How the wgmma matmul copies its activations into shared memory: TMA (a
+/// tensor map the host code builds, dynamic shared memory) or each
+/// thread's cp.async (static shared memory; no tensor map, for host code
+/// that cannot call MLIR's CUDA runtime to build one).
+enum class ActivationCopies { Chosen, TMA, CpAsync };
+
 /// The tiling of the mixed_matmul kernel; 0 everywhere is chosen from the
 /// shape and the chip.
 struct MixedMatmulOptions {
@@ -77,9 +83,8 @@ struct MixedMatmulOptions {
   int64_t weightStages = 0;     // 1: register prefetch; 2-8: ring depth
   int64_t chunkK = 0;           // K per chunk: 64 or 128
   int64_t maxRegisters = 0;     // nvvm.maxnreg (0: the backend chooses)
-  /// wgmma kernel: activations by cp.async into static shared memory
-  /// instead of TMA (a host code without MLIR's tensor-map runtime call).
-  bool asyncCopies = false;
+  /// wgmma kernel: how the activations reach shared memory.
+  ActivationCopies activationCopies = ActivationCopies::Chosen;
 };
 
 /// The explicit tiling on `op`, or the defaults where it has none; failure,

@@ -112,8 +112,8 @@ def MicroscaleNVVMOutlineMatmul
     An explicit tiling travels as the op's `microscale.tiling`: `split_k`,
     `unroll`, `chunk_k`, `warp_columns`, `warp_rows`, `column_warps`,
     `activation_stages`, `weight_stages`, `max_registers` (0: chosen),
-    `activation_copies` (`"tma"`, the default where the chip has TMA, or
-    `"cp.async"`); a tiling the kernel cannot take is reported at the op
+    `activation_copies` (`"chosen"`: TMA for tiles of 128 tokens or more
+    where the chip has it, else cp.async; `"tma"`; `"cp.async"`); a tiling the kernel cannot take is reported at the op
     with what would fit. A `scaled_matmul_storage` left by
     `microscale-nvvm-outline-scaled-matmul` is reported.
   }];
@@ -241,12 +241,13 @@ def MicroscaleNVVMSetTiling
            /*default=*/"0",
            "mixed_matmul: registers per thread (nvvm.maxnreg; 0: the "
            "backend chooses)">,
-    Option<"matmulAsyncCopies", "matmul-async-copies", "bool",
-           /*default=*/"false",
-           "mixed_matmul, the Hopper-layout wgmma kernel: activations by "
-           "cp.async into static shared memory instead of TMA into dynamic "
-           "shared memory (for host code that cannot call MLIR's CUDA "
-           "runtime to build the tensor map)">,
+    Option<"matmulActivationCopies", "matmul-activation-copies",
+           "std::string", /*default=*/"\"chosen\"",
+           "mixed_matmul, the Hopper-layout wgmma kernel: how activations "
+           "reach shared memory: tma (a tensor map the host code builds, "
+           "dynamic shared memory), cp.async (static shared memory; for "
+           "host code that cannot call MLIR's CUDA runtime to build the "
+           "tensor map) or chosen (TMA for tiles of 128 tokens or more)">,
     Option<"tcgen05BulkCopies", "tcgen05-bulk-copies", "bool",
            /*default=*/"false",
            "scaled_matmul on sm_100a: the operand tiles by cp.async.bulk "

@@ -6,7 +6,8 @@
 // for MXFP8 activations x an MXFP4 weight) run on the host by
 // emulateTCGen05ScaledMatmulOnHost: the kernel's own copies of the weight
 // and token rows (its 1-D bulk copies run as 16-byte copies to the
-// shared addresses it hands them) into the no-swizzle K-major core-matrix
+// shared addresses it hands them; its TMA boxes copied as the tensor map
+// lays them out) into the no-swizzle K-major core-matrix
 // layout of an emulated shared memory and of the scale codes into the
 // 128 x 4 atoms
 // (word for word from #microscale.blackwell_scale where the weight's
@@ -157,13 +158,19 @@ TEST_P(TCGen05ScaledMatmulOnHost, MatchesTheFloat64Product) {
   auto engine = ::microscale::testing::compileForHost(
       context, text, compileError, [&](ModuleOp module) {
         module.walk([&](ScaledMatmulStorageOp op) {
-          // Both ways of copying the operand tiles: the cases alternate.
-          if ((c.m + c.k + c.n) % 2)
-            op->setAttr(kTilingAttrName,
-                        DictionaryAttr::get(
-                            &context, {NamedAttribute(
-                                          StringAttr::get(&context, "bulk_copies"),
-                                          BoolAttr::get(&context, true))}));
+          // Every way of copying the operand tiles, the cases rotating:
+          // TMA boxes where they apply (the default), the threads' 1-D
+          // bulk copies, their loads and shared stores.
+          const int way = (c.m + c.k + c.n) % 3;
+          if (way)
+            op->setAttr(
+                kTilingAttrName,
+                DictionaryAttr::get(
+                    &context,
+                    {NamedAttribute(StringAttr::get(&context, "bulk_copies"),
+                                    BoolAttr::get(&context, way == 1)),
+                     NamedAttribute(StringAttr::get(&context, "tensor_maps"),
+                                    BoolAttr::get(&context, false))}));
           emulated = emulateTCGen05ScaledMatmulOnHost(op);
         });
       });

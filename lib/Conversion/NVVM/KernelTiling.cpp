@@ -180,6 +180,7 @@ mlir::microscale::getScaledMatmulTiling(Operation *op) {
   ScaledMatmulTiling tiling;
   TilingReader reader(op);
   reader.boolean("bulk_copies", tiling.bulkCopies);
+  reader.boolean("tensor_maps", tiling.tensorMaps);
   if (failed(reader.finish()))
     return failure();
   return tiling;
@@ -230,6 +231,7 @@ struct SetTilingPass
         traversalEntry();
       } else if (isa<ScaledMatmulStorageOp>(op)) {
         boolean("bulk_copies", tcgen05BulkCopies);
+        boolean("tensor_maps", tcgen05TensorMaps);
       } else if (isa<MixedMatmulStorageOp>(op)) {
         integer("split_k", matmulSplitK);
         integer("unroll", matmulUnroll);

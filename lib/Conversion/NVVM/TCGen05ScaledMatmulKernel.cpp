@@ -200,6 +200,11 @@ struct TCGen05Geometry {
   /// The weight's scales are `#microscale.blackwell_scale`: each thread
   /// copies one 32-bit word of the atom as it is stored.
   bool weightAtomsStored = false;
+  /// The weight (A) and token (B) tiles by TMA: thread 0 copies a 3-D box
+  /// (16 bytes x the tile's rows x the chunk's 16-byte units) of a tensor
+  /// map the host code builds, so the tile's core matrices lie K unit
+  /// after K unit, each unit's rows consecutive (setTensorMapCopies).
+  bool tmaA = false, tmaB = false;
 
   TCGen05Geometry(QTensorType lhs, QTensorType rhs) {
     nvfp4 = lhs.getFormat().getReferenceFormat() ==
@@ -261,6 +266,22 @@ struct TCGen05Geometry {
   /// groups `strideByteOffset` apart, so that one 8-row group of a chunk
   /// is contiguous.
   int64_t leadingByteOffset() const { return kCoreBytes; }
+  /// With TMA (a box of 16 bytes x `rows` x units): the units `rows` x 16
+  /// bytes apart, the 8-row groups one core matrix apart.
+  int64_t leadingByteOffset(bool tma, int64_t rows) const {
+    return tma ? kCoreRowBytes * rows : leadingByteOffset();
+  }
+  int64_t strideByteOffset(bool tma) const {
+    return tma ? kCoreBytes : strideByteOffset();
+  }
+  int64_t aLeadingByteOffset() const { return leadingByteOffset(tmaA, kRows); }
+  int64_t bLeadingByteOffset() const {
+    return leadingByteOffset(tmaB, tokens);
+  }
+  /// 16-byte units of a K-major row of K values (TMA's innermost box dim
+  /// is one) and of a chunk's tile row.
+  int64_t rowUnits() const { return k / 2 / kCoreRowBytes; }
+  int64_t chunkUnits() const { return tileRowBytes() / kCoreRowBytes; }
   int64_t strideByteOffset() const {
     return kCoreBytes * (tileRowBytes() / kCoreRowBytes);
   }
@@ -310,11 +331,12 @@ struct TCGen05Geometry {
     return *word;
   }
 
-  /// The constant fields of an operand tile's shared-memory descriptor.
-  uint64_t operandDescriptorFields() const {
+  /// The constant fields of an operand tile's shared-memory descriptor
+  /// (`tma`: the tile of `rows` rows as TMA lays it out).
+  uint64_t operandDescriptorFields(bool tma, int64_t rows) const {
     desc::SharedMemoryDescriptor d;
-    d.leadingByteOffset = leadingByteOffset();
-    d.strideByteOffset = strideByteOffset();
+    d.leadingByteOffset = leadingByteOffset(tma, rows);
+    d.strideByteOffset = strideByteOffset(tma);
     std::optional<uint64_t> word = desc::encode(d);
     assert(word && "the geometry only makes valid descriptors");
     return *word;
@@ -766,6 +788,18 @@ public:
     bulkBarriers = fullBarriers;
   }
 
+  /// On the GPU: the host code's tensor maps of the K-major weight and
+  /// token rows (16 bytes x rows x 16-byte units of a row), and the full
+  /// mbarriers their boxes complete on (fullBarriers + 8 s); `shared` is the
+  /// shared address of the tiles' buffer.
+  void useTensorMaps(Value weightMap, Value tokenMap, Value shared,
+                     Value fullBarriers) {
+    this->weightMap = weightMap;
+    this->tokenMap = tokenMap;
+    mapShared = shared;
+    mapBarriers = fullBarriers;
+  }
+
   /// Thread `thread`'s share of chunk `chunk`'s copies into `shared` (i32
   /// words): the weight tile of CTA column `bx` (first column n0), the
   /// token tile (first token m0), the two scale atoms. `partialK`: the
@@ -775,13 +809,17 @@ public:
     Emitter e(b, loc);
     Value stage = e.mul(e.rem(chunk, kStages), g.stageBytes());
     // Under mxf8f6f4 the weight's E2M1 codes go into the padded form.
-    copyTile(e, rhsWords, g.rhsRows, g.n, g.wholeColumns(), n0, kRows,
-             e.add(stage, g.aOffset()), thread, chunk, shared, partialK,
-             g.weightRowBytes(), /*codesPerByte=*/2, /*padded=*/g.mxf8);
-    copyTile(e, lhsWords, g.lhsRows, g.m, g.wholeTokens(), m0, g.tokens,
-             e.add(stage, g.bOffset()), thread, chunk, shared, partialK,
-             g.tokenRowBytes(), /*codesPerByte=*/g.mxf8 ? 1 : 2,
-             /*padded=*/false);
+    if (!g.tmaA)
+      copyTile(e, rhsWords, g.rhsRows, g.n, g.wholeColumns(), n0, kRows,
+               e.add(stage, g.aOffset()), thread, chunk, shared, partialK,
+               g.weightRowBytes(), /*codesPerByte=*/2, /*padded=*/g.mxf8);
+    if (!g.tmaB)
+      copyTile(e, lhsWords, g.lhsRows, g.m, g.wholeTokens(), m0, g.tokens,
+               e.add(stage, g.bOffset()), thread, chunk, shared, partialK,
+               g.tokenRowBytes(), /*codesPerByte=*/g.mxf8 ? 1 : 2,
+               /*padded=*/false);
+    if (g.tmaA || g.tmaB)
+      copyBoxes(e, thread, n0, m0, chunk, stage, shared);
     Value sfaWord = e.div(e.add(stage, g.sfaOffset()), 4);
     Value sfbWord = e.div(e.add(stage, g.sfbOffset()), 4);
     // Atom row `thread`: weight column n0 + thread, token m0 + thread.
@@ -837,12 +875,13 @@ public:
     for (int64_t mma = 0; mma < g.mmasPerChunk(); ++mma) {
       // MMA `mma` reads the chunk's K bytes 32 mma.. : two core matrices
       // along K per 64 values.
-      const int64_t kOffset = mma * 2 * g.leadingByteOffset();
       tc.mma(b, loc, taddr,
-             descriptorAt(e, g.operandDescriptorFields(), sharedAddress,
-                          g.aOffset() + kOffset),
-             descriptorAt(e, g.operandDescriptorFields(), sharedAddress,
-                          g.bOffset() + kOffset),
+             descriptorAt(e, g.operandDescriptorFields(g.tmaA, kRows),
+                          sharedAddress,
+                          g.aOffset() + mma * 2 * g.aLeadingByteOffset()),
+             descriptorAt(e, g.operandDescriptorFields(g.tmaB, g.tokens),
+                          sharedAddress,
+                          g.bOffset() + mma * 2 * g.bLeadingByteOffset()),
              e.i32(int32_t(g.instrDescriptor(mma))), mma ? e.i32(1) : notFirst,
              sfa, sfb);
     }
@@ -911,6 +950,83 @@ private:
         arith::ExtUIOp::create(b, loc, i64, e.band(e.shr(address, 4), 0x3FFF));
     return arith::OrIOp::create(
         b, loc, start, arith::ConstantIntOp::create(b, loc, i64, fields));
+  }
+
+  /// Thread 0's TMA copies of chunk `chunk`'s tiles (the weight's and
+  /// tokens' boxes at rows n0 and m0, units chunk x chunkUnits), announced
+  /// on the stage's full mbarrier before the block barrier (thread 0
+  /// arrives after it). On the host: the boxes as TMA writes them, from the
+  /// tensor map's side: unit u, row r of the box at 16 (u rows + r), zeros
+  /// past the rows and past K.
+  void copyBoxes(Emitter &e, Value thread, Value n0, Value m0, Value chunk,
+                 Value stage, Value shared) {
+    OpBuilder &b = e.builder();
+    Location loc = e.location();
+    OpBuilder::InsertionGuard guard(b);
+    auto first = scf::IfOp::create(b, loc, e.lt(thread, 1), false);
+    b.setInsertionPointToStart(&first.getThenRegion().front());
+    Value unit = e.mul(chunk, g.chunkUnits());
+    if (onHost) {
+      if (g.tmaA)
+        emulateBox(e, rhsWords, g.rhsRows.pitch, g.n, n0, kRows, unit,
+                   e.add(stage, g.aOffset()), shared);
+      if (g.tmaB)
+        emulateBox(e, lhsWords, g.lhsRows.pitch, g.m, m0, g.tokens, unit,
+                   e.add(stage, g.bOffset()), shared);
+      return;
+    }
+    Value full = arith::AddIOp::create(
+        b, loc, mapBarriers, e.toI32(e.mul(e.rem(chunk, kStages), 8)));
+    tma::expectTransaction(
+        b, loc, full,
+        ((g.tmaA ? kRows : 0) + (g.tmaB ? g.tokens : 0)) * g.tileRowBytes());
+    auto box = [&](Value map, Value origin, int64_t offset) {
+      tma::copyTensorBox(
+          b, loc, map,
+          arith::AddIOp::create(b, loc, mapShared,
+                                e.toI32(e.add(stage, offset))),
+          full, {e.i32(0), e.toI32(origin), e.toI32(unit)});
+    };
+    if (g.tmaA)
+      box(weightMap, n0, g.aOffset());
+    if (g.tmaB)
+      box(tokenMap, m0, g.bOffset());
+  }
+
+  /// The host's TMA box: `rows` rows from `origin` of the K-major rows in
+  /// `words` (`pitch` bytes apart, `extent` of them) x the chunk's units
+  /// from `unit`, into the tile at byte `tileOffset` of `shared`.
+  void emulateBox(Emitter &e, Value words, int64_t pitch, int64_t extent,
+                  Value origin, int64_t rows, Value unit, Value tileOffset,
+                  Value shared) {
+    OpBuilder &b = e.builder();
+    Location loc = e.location();
+    OpBuilder::InsertionGuard guard(b);
+    auto units = scf::ForOp::create(b, loc, e.index(0),
+                                    e.index(g.chunkUnits()), e.index(1));
+    b.setInsertionPointToStart(units.getBody());
+    Value u = units.getInductionVar();
+    auto rowsLoop = scf::ForOp::create(b, loc, e.index(0), e.index(rows),
+                                       e.index(1));
+    b.setInsertionPointToStart(rowsLoop.getBody());
+    Value r = rowsLoop.getInductionVar();
+    Value row = e.add(origin, r), column = e.add(unit, u);
+    Value inside = e.andI1(e.lt(row, extent), e.lt(column, g.rowUnits()));
+    Value global = e.select(
+        inside, e.div(e.add(e.mul(row, pitch), e.mul(column, kCoreRowBytes)), 4),
+        e.index(0));
+    auto type = VectorType::get({4}, b.getI32Type());
+    Value loaded = vector::LoadOp::create(b, loc, type, words,
+                                          ValueRange{global}, false,
+                                          llvm::MaybeAlign(4));
+    Value zero = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(0)));
+    Value at = e.add(tileOffset,
+                     e.add(e.mul(u, kCoreRowBytes * rows),
+                           e.mul(r, kCoreRowBytes)));
+    vector::StoreOp::create(b, loc, e.select(inside, loaded, zero), shared,
+                            ValueRange{e.div(at, 4)}, false,
+                            llvm::MaybeAlign(4));
   }
 
   /// Thread `thread`'s units of a `rows` x `rowBytes` (global bytes per
@@ -1101,6 +1217,8 @@ private:
   Value lhsWords, lhsScales, rhsWords, rhsScales, out;
   /// See useBulkCopies (null: loads and stores).
   Value bulkShared, bulkBarriers;
+  /// See useTensorMaps.
+  Value weightMap, tokenMap, mapShared, mapBarriers;
 };
 } // namespace
 
@@ -1170,6 +1288,51 @@ static SmallVector<Type> kernelArguments(ScaledMatmulStorageOp op,
           Float32Type::get(context)};
 }
 
+/// Which tiles TMA copies: K-major rows (not Triton's boxes) whose pitch
+/// and K bytes are whole 16-byte units, under the FP4 kinds (mxf8f6f4's
+/// weight is padded in shared memory; its FP8 token rows stay with the
+/// threads' copies too).
+static void setTensorMapCopies(TCGen05Geometry &g, bool wanted) {
+  if (!wanted || g.mxf8 || (g.k / 2) % kCoreRowBytes)
+    return;
+  g.tmaA = !g.rhsRows.tileBytes && g.rhsRows.pitch % kCoreRowBytes == 0;
+  g.tmaB = !g.lhsRows.tileBytes && g.lhsRows.pitch % kCoreRowBytes == 0;
+}
+
+/// The tensor maps' kernel arguments (weight first), after
+/// kernelArguments'.
+static SmallVector<Type> tensorMapArguments(MLIRContext *context,
+                                            const TCGen05Geometry &g) {
+  SmallVector<Type> types;
+  if (g.tmaA)
+    types.push_back(tma::getTensorMapArgumentType(context));
+  if (g.tmaB)
+    types.push_back(tma::getTensorMapArgumentType(context));
+  return types;
+}
+
+/// Host: the tensor map of a K-major operand's rows (`rows` of them,
+/// `pitch` bytes apart, in the 1-D byte buffer `values` of `bytes`) seen as
+/// [16-byte units][rows][16 bytes], for boxes of the chunk's units x
+/// `boxRows` rows x 16 bytes.
+static Value createRowsTensorMap(OpBuilder &b, Location loc,
+                                 const TCGen05Geometry &g, Value values,
+                                 int64_t bytes, int64_t pitch, int64_t rows,
+                                 int64_t boxRows) {
+  Type i8 = b.getI8Type();
+  Value flat = blockscaled::viewAsArgument(
+      b, loc, values, MemRefType::get({bytes}, i8), bytes);
+  const SmallVector<int64_t> sizes = {g.rowUnits(), rows, kCoreRowBytes};
+  const SmallVector<int64_t> strides = {kCoreRowBytes, pitch, 1};
+  auto viewType = MemRefType::get(
+      sizes, i8, StridedLayoutAttr::get(b.getContext(), 0, strides));
+  Value view = memref::ReinterpretCastOp::create(b, loc, viewType, flat, 0,
+                                                 sizes, strides);
+  return tma::createTensorMap(b, loc, view,
+                              {g.chunkUnits(), boxRows, kCoreRowBytes},
+                              /*swizzle128=*/false);
+}
+
 /// Runs `body` in an scf.if on `condition`.
 static void ifThen(OpBuilder &b, Location loc, Value condition,
                    function_ref<void()> body) {
@@ -1180,8 +1343,10 @@ static void ifThen(OpBuilder &b, Location loc, Value condition,
 }
 
 static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
-                          unsigned index, bool bulkCopies) {
+                          unsigned index, const ScaledMatmulTiling &tiling) {
+  const bool bulkCopies = tiling.bulkCopies;
   TCGen05Geometry g(op.getLhsType(), op.getRhsType());
+  setTensorMapCopies(g, tiling.tensorMaps);
   Location loc = op.getLoc();
   KernelSignature signature;
   signature.name = ((g.mxf8    ? "tcgen05_scaled_matmul_mxf8f6f4_"
@@ -1190,6 +1355,8 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
                     Twine(index))
                        .str();
   signature.arguments = kernelArguments(op, g);
+  llvm::append_range(signature.arguments,
+                     tensorMapArguments(op.getContext(), g));
   signature.noAliasBuffers = 5;
   signature.blockSize = kThreads;
   gpu::GPUFuncOp function = buildKernelFunction(kernels, loc, signature);
@@ -1268,6 +1435,14 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   if (bulkCopies)
     emitter.useBulkCopies(sharedAddress,
                           e.toI32(barrierOf(e, e.index(kStages))));
+  if (g.tmaA || g.tmaB) {
+    const unsigned first = kernelArguments(op, g).size();
+    emitter.useTensorMaps(g.tmaA ? entry.getArgument(first) : Value(),
+                          g.tmaB ? entry.getArgument(first + (g.tmaA ? 1 : 0))
+                                 : Value(),
+                          sharedAddress,
+                          e.toI32(barrierOf(e, e.index(kStages))));
+  }
 
   auto chunkBody = [&](OpBuilder &lb, Location ll, Value chunk, bool partialK) {
     Emitter le(lb, ll);
@@ -1337,11 +1512,22 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   OpBuilder host(op);
   Emitter h(host, loc);
   Value one = h.index(1);
-  gpu::LaunchFuncOp::create(
-      host, loc, function,
-      gpu::KernelDim3{h.index(g.gridX()), h.index(g.gridY()), one},
-      gpu::KernelDim3{h.index(kThreads), one, one}, Value(),
-      argumentValues(host, loc, op, function.getArgumentTypes()));
+  gpu::KernelDim3 grid{h.index(g.gridX()), h.index(g.gridY()), one};
+  gpu::KernelDim3 block{h.index(kThreads), one, one};
+  SmallVector<Value> arguments =
+      argumentValues(host, loc, op, kernelArguments(op, g));
+  if (g.tmaA)
+    arguments.push_back(createRowsTensorMap(
+        host, loc, g, op.getRhsValues(),
+        ShapedType::getNumElements(op.getRhsType().getValueStorageShape()),
+        g.rhsRows.pitch, g.n, kRows));
+  if (g.tmaB)
+    arguments.push_back(createRowsTensorMap(
+        host, loc, g, op.getLhsValues(),
+        ShapedType::getNumElements(op.getLhsType().getValueStorageShape()),
+        g.lhsRows.pitch, g.m, g.tokens));
+  gpu::LaunchFuncOp::create(host, loc, function, grid, block, Value(),
+                            arguments);
   op.erase();
 }
 
@@ -1357,7 +1543,7 @@ LogicalResult mlir::microscale::outlineTCGen05ScaledMatmul(
   FailureOr<ScaledMatmulTiling> tiling = getScaledMatmulTiling(op);
   if (failed(tiling))
     return failure();
-  outlineKernel(op, kernels, index, tiling->bulkCopies);
+  outlineKernel(op, kernels, index, *tiling);
   return success();
 }
 
@@ -1382,6 +1568,7 @@ bool mlir::microscale::emulateTCGen05ScaledMatmulOnHost(
       ->loadDialect<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect,
                     vector::VectorDialect>();
   TCGen05Geometry g(op.getLhsType(), op.getRhsType());
+  setTensorMapCopies(g, tiling->tensorMaps);
   Location loc = op.getLoc();
   OpBuilder b(op);
   Emitter e(b, loc);

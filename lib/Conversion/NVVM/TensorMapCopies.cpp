@@ -18,33 +18,42 @@ Type tma::getTensorMapArgumentType(MLIRContext *context) {
   return LLVM::LLVMPointerType::get(context);
 }
 
-Value tma::createSwizzled128TensorMap(OpBuilder &b, Location loc,
-                                      Value matrix, int64_t boxRows,
-                                      int64_t boxColumns) {
+Value tma::createTensorMap(OpBuilder &b, Location loc, Value tensor,
+                           ArrayRef<int64_t> box, bool swizzle128) {
   MLIRContext *context = b.getContext();
-  auto type = cast<MemRefType>(matrix.getType());
+  auto type = cast<MemRefType>(tensor.getType());
   Value unranked = memref::CastOp::create(
       b, loc, UnrankedMemRefType::get(type.getElementType(), Attribute()),
-      matrix);
-  auto box = MemRefType::get(
-      {boxRows, boxColumns}, type.getElementType(), MemRefLayoutAttrInterface(),
+      tensor);
+  auto boxType = MemRefType::get(
+      box, type.getElementType(), MemRefLayoutAttrInterface(),
       gpu::AddressSpaceAttr::get(context, gpu::AddressSpace::Workgroup));
-  // L2 promotion of 256 bytes: a box row is 128 bytes of a longer row, and
-  // the next box along K reads the other half of the sector pair.
+  // L2 promotion of 256 bytes: a box row is a part of a longer row, and
+  // the next box along it reads the rest of the sector pair.
   auto descriptorType = nvgpu::TensorMapDescriptorType::get(
-      context, box, nvgpu::TensorMapSwizzleKind::SWIZZLE_128B,
+      context, boxType,
+      swizzle128 ? nvgpu::TensorMapSwizzleKind::SWIZZLE_128B
+                 : nvgpu::TensorMapSwizzleKind::SWIZZLE_NONE,
       nvgpu::TensorMapL2PromoKind::L2PROMO_256B,
       nvgpu::TensorMapOOBKind::OOB_ZERO,
       nvgpu::TensorMapInterleaveKind::INTERLEAVE_NONE);
-  Value rows = arith::ConstantIndexOp::create(b, loc, boxRows);
-  Value columns = arith::ConstantIndexOp::create(b, loc, boxColumns);
+  SmallVector<Value> boxSizes;
+  for (int64_t size : box)
+    boxSizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
   Value descriptor = nvgpu::TmaCreateDescriptorOp::create(
-      b, loc, descriptorType, unranked, ValueRange{rows, columns});
+      b, loc, descriptorType, unranked, boxSizes);
   // The kernel takes the map as the pointer the descriptor lowers to
   // (convert-nvgpu-to-nvvm on the host code; the cast then folds away).
   return UnrealizedConversionCastOp::create(
              b, loc, getTensorMapArgumentType(context), descriptor)
       .getResult(0);
+}
+
+Value tma::createSwizzled128TensorMap(OpBuilder &b, Location loc,
+                                      Value matrix, int64_t boxRows,
+                                      int64_t boxColumns) {
+  return createTensorMap(b, loc, matrix, {boxRows, boxColumns},
+                         /*swizzle128=*/true);
 }
 
 static LLVM::InlineAsmOp inlinePtx(OpBuilder &b, Location loc, Type result,
@@ -121,6 +130,32 @@ void tma::loadTensorBox(OpBuilder &b, Location loc, Value tensorMap,
   inlinePtx(b, loc, Type(),
             ValueRange{destination, tensorMap, mbarrier, column, row}, ptx,
             "r,l,r,r,r");
+}
+
+void tma::expectTransaction(OpBuilder &b, Location loc, Value mbarrier,
+                            int64_t bytes) {
+  inlinePtx(b, loc, Type(), ValueRange{mbarrier},
+            "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$0], " +
+                std::to_string(bytes) + ";",
+            "r");
+}
+
+void tma::copyTensorBox(OpBuilder &b, Location loc, Value tensorMap,
+                        Value destination, Value mbarrier,
+                        ArrayRef<Value> coordinates) {
+  const size_t rank = coordinates.size();
+  std::string ptx = "cp.async.bulk.tensor." + std::to_string(rank) +
+                    "d.shared::cluster.global.tile.mbarrier::complete_tx::"
+                    "bytes [$0], [$1, {";
+  std::string constraints = "r,l,r";
+  for (size_t i = 0; i < rank; ++i) {
+    ptx += (i ? ", $" : "$") + std::to_string(3 + i);
+    constraints += ",r";
+  }
+  ptx += "}], [$2];";
+  SmallVector<Value> operands = {destination, tensorMap, mbarrier};
+  operands.append(coordinates.begin(), coordinates.end());
+  inlinePtx(b, loc, Type(), operands, ptx, constraints);
 }
 
 Value tma::alignedDynamicSharedAddress(OpBuilder &b, Location loc,

@@ -24,6 +24,14 @@ namespace mlir::microscale::tma {
 /// 128-byte CUtensorMap in device memory.
 Type getTensorMapArgumentType(MLIRContext *context);
 
+/// Host: the tensor map of `tensor` (a ranked memref, any strides that
+/// are multiples of 16 bytes but the innermost, which is 1) for boxes of
+/// `box` elements (outermost first, as the memref's dims), written to
+/// shared memory unswizzled (the box's elements in row-major order) or in
+/// the 128-byte swizzle, elements out of bounds read as zeros.
+Value createTensorMap(OpBuilder &b, Location loc, Value tensor,
+                     ArrayRef<int64_t> box, bool swizzle128);
+
 /// Host: the tensor map of the row-major matrix `matrix` (a rank-2 memref
 /// with unit inner stride and 16-byte aligned rows) for boxes of
 /// `boxRows` x `boxColumns` elements, written to shared memory in the
@@ -54,6 +62,20 @@ void waitParity(OpBuilder &b, Location loc, Value address, Value parity);
 void loadTensorBox(OpBuilder &b, Location loc, Value tensorMap,
                    Value destination, Value mbarrier, Value column, Value row,
                    int64_t bytes);
+
+/// Kernel: announces `bytes` more to arrive on the mbarrier at shared
+/// address `mbarrier` in its current phase, without arriving (the arrival
+/// is someone else's, after every announcement).
+void expectTransaction(OpBuilder &b, Location loc, Value mbarrier,
+                       int64_t bytes);
+
+/// Kernel: one thread's copy of the box at `coordinates` (i32, innermost
+/// first, 1 to 5 of them) of `tensorMap` into shared address
+/// `destination`, completing its bytes on the mbarrier at `mbarrier`
+/// (announced by expectTransaction).
+void copyTensorBox(OpBuilder &b, Location loc, Value tensorMap,
+                   Value destination, Value mbarrier,
+                   ArrayRef<Value> coordinates);
 
 /// Kernel `function`: the shared address (index) of the block's dynamic
 /// shared memory, rounded up to `alignment` bytes (the launch asks for the

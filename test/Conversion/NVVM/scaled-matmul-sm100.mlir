@@ -6,18 +6,32 @@
 // with the weight strided K-major (partial weight tile, K a partial atom,
 // a 48-token tile), and a 4096-token prefill (128-token tiles).
 //
-// The operand tiles by cp.async.bulk (the tiling's bulk_copies), as checked
-// below; by default 16-byte loads and shared stores (DEFAULT).
-// RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{tcgen05-bulk-copies=true},microscale-nvvm-outline-scaled-matmul{chip=sm_100a})' | FileCheck %s --check-prefix=IR
-// RUN: mx-opt %s --microscale-nvvm-outline-scaled-matmul=chip=sm_100a | FileCheck %s --check-prefix=DEFAULT
-// DEFAULT-NOT: cp.async.bulk
+// By default the operand tiles of K-major rows go by TMA (TMA-*, below the
+// functions): a 3-D box per tile on a tensor map the host code builds. The
+// threads' copies (tcgen05-tensor-maps=false): by cp.async.bulk (the
+// tiling's bulk_copies), as checked by IR and PTX, else 16-byte loads and
+// shared stores (THREADS).
+// RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{tcgen05-bulk-copies=true tcgen05-tensor-maps=false},microscale-nvvm-outline-scaled-matmul{chip=sm_100a})' | FileCheck %s --check-prefix=IR
+// RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{tcgen05-tensor-maps=false},microscale-nvvm-outline-scaled-matmul{chip=sm_100a})' | FileCheck %s --check-prefix=THREADS
+// THREADS-NOT: cp.async.bulk
+// THREADS-NOT: nvgpu
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{tcgen05-bulk-copies=true},microscale-gpu-to-ptx{chip=sm_100a})' > %t/sm100.mlir
+// RUN: mx-opt %s --microscale-nvvm-outline-scaled-matmul=chip=sm_100a | FileCheck %s --check-prefix=TMA-IR
+// RUN: mx-opt %s --microscale-gpu-to-ptx=chip=sm_100a > %t/tma.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t/tma.mlir %t/tma
+// RUN: FileCheck %s --input-file %t/tma/microscale_kernels.ptx --check-prefix=TMA-PTX
+// RUN: %if ptxas %{ %ptxas -arch=sm_100a %t/tma/microscale_kernels.ptx -o %t/tma.cubin %}
+// The host code lowers with MLIR's own passes: four tensor maps (two
+// kernels), each a call of MLIR's CUDA runtime on the rank-3 strided view.
+// RUN: mx-opt %t/tma.mlir --convert-nvgpu-to-nvvm --gpu-to-llvm --expand-strided-metadata --finalize-memref-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-index-to-llvm --reconcile-unrealized-casts | FileCheck %s --check-prefix=TMA-HOST
+// TMA-HOST-COUNT-4: llvm.call @mgpuTensorMapEncodeTiledMemref(
+// TMA-HOST-NOT: unrealized_conversion_cast
+// RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{tcgen05-bulk-copies=true tcgen05-tensor-maps=false},microscale-gpu-to-ptx{chip=sm_100a})' > %t/sm100.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t/sm100.mlir %t/sm100
 // RUN: FileCheck %s --input-file %t/sm100/microscale_kernels.ptx --check-prefix=PTX
 // RUN: %if ptxas %{ %ptxas -arch=sm_100a %t/sm100/microscale_kernels.ptx -o %t/sm100.cubin %}
 // RUN: %if ptxas %{ mx-opt %s --microscale-gpu-to-ptx='chip=sm_100a format=bin toolkit=%cuda_toolkit' | FileCheck %s --check-prefix=BIN %}
-// RUN: %if ptxas %{ mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{tcgen05-bulk-copies=true},microscale-gpu-to-ptx{chip=sm_100a format=bin toolkit=%cuda_toolkit})' | FileCheck %s --check-prefix=BIN %}
+// RUN: %if ptxas %{ mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{tcgen05-bulk-copies=true tcgen05-tensor-maps=false},microscale-gpu-to-ptx{chip=sm_100a format=bin toolkit=%cuda_toolkit})' | FileCheck %s --check-prefix=BIN %}
 // BIN: chip = "sm_100a", features = "+ptx87"
 // BIN-SAME: bin = "\7FELF
 
@@ -36,6 +50,40 @@ func.func @decode(%av: memref<?xi8>, %as: memref<?xi8>, %ag: f32, %wv: memref<?x
       : !a1, !wb, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xbf16>
   return
 }
+
+// TMA: the host code views the weight's rows (1536 bytes apart: K / 2 =
+// 1440 padded) and the token rows as [16-byte units][rows][16 bytes] and
+// builds one tensor map each, boxes of 4 units (a chunk) x 128 weight
+// columns / 16 tokens x 16 bytes, passed last.
+// TMA-IR-LABEL: func.func @decode
+// TMA-IR: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [90, 5760, 16], strides: [16, 1536, 1]
+// TMA-IR: %[[WEIGHT:.*]] = nvgpu.tma.create.descriptor %{{.*}} box[%c4, %c128{{.*}}, %c16] : memref<*xi8> -> <tensor = memref<4x128x16xi8, #gpu.address_space<workgroup>>, swizzle = none, l2promo = l2promo_256b, oob = zero, interleave = none>
+// TMA-IR: %[[WMAP:.*]] = builtin.unrealized_conversion_cast %[[WEIGHT]]
+// TMA-IR: memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [90, 1, 16], strides: [16, 1440, 1]
+// TMA-IR: %[[TOKENS:.*]] = nvgpu.tma.create.descriptor %{{.*}} box[%c4{{.*}}, %c16{{.*}}, %c16{{.*}}] : memref<*xi8> -> <tensor = memref<4x16x16xi8
+// TMA-IR: %[[TMAP:.*]] = builtin.unrealized_conversion_cast %[[TOKENS]]
+// TMA-IR: gpu.launch_func @microscale_kernels::@tcgen05_scaled_matmul_mxf4_0 {{.*}}, %[[WMAP]] : !llvm.ptr, %[[TMAP]] : !llvm.ptr)
+// NVFP4 with K = 80 (40-byte rows, not whole 16-byte units): the threads'
+// copies.
+// TMA-IR-LABEL: func.func @nvfp4
+// TMA-IR-NOT: nvgpu.tma
+// TMA-IR: gpu.launch_func @microscale_kernels::@tcgen05_scaled_matmul_mxf4nvf4_1 {{.*}}: f32)
+// TMA-IR-LABEL: func.func @prefill
+// TMA-IR: nvgpu.tma.create.descriptor {{.*}}box[%c4, %c128{{.*}}, %c16]
+// TMA-IR: nvgpu.tma.create.descriptor {{.*}}box[%c4{{.*}}, %c128{{.*}}, %c16{{.*}}]
+// In the kernel, per chunk, thread 0 announces both boxes' bytes (128 x 64
+// + 16 x 64) on the stage's full mbarrier and copies the two boxes at
+// (0, first row, 4 x chunk); the threads' tile copies are gone.
+// TMA-PTX-LABEL: .entry tcgen05_scaled_matmul_mxf4_0(
+// TMA-PTX: mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{{.*}}], 9216;
+// TMA-PTX: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{{.*}}], [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}], [{{.*}}];
+// TMA-PTX: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// TMA-PTX-NOT: ld.global.nc.v4
+// TMA-PTX: tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X
+// TMA-PTX-LABEL: .entry tcgen05_scaled_matmul_mxf4nvf4_1(
+// TMA-PTX-NOT: cp.async.bulk.tensor
+// TMA-PTX-LABEL: .entry tcgen05_scaled_matmul_mxf4_2(
+// TMA-PTX: cp.async.bulk.tensor.3d
 
 !n33 = !microscale.qtensor<33x80, nvfp4, axis = 1>
 !nw = !microscale.qtensor<80x130, nvfp4, axis = 0, values = #microscale.strided<major_dim = 0>>

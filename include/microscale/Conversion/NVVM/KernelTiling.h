@@ -102,6 +102,10 @@ struct ScaledMatmulTiling {
   /// step is 1.5-1.9x the loads' (docs/blackwell.md); kept for the day a
   /// Blackwell GPU measures both.
   bool bulkCopies = false;
+  /// The operand tiles of K-major rows (not Triton's boxes; the FP4 kinds)
+  /// by TMA: one thread's cp.async.bulk.tensor of a 3-D box per tile, on a
+  /// tensor map the host code builds (nvgpu.tma.create.descriptor).
+  bool tensorMaps = true;
 };
 
 /// The scaled_matmul kernel's tiling on `op`, or the defaults.

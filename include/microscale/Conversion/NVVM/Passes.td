@@ -252,6 +252,11 @@ def MicroscaleNVVMSetTiling
            /*default=*/"false",
            "scaled_matmul on sm_100a: the operand tiles by cp.async.bulk "
            "(one 16-byte copy per lane) instead of loads and shared stores">,
+    Option<"tcgen05TensorMaps", "tcgen05-tensor-maps", "bool",
+           /*default=*/"true",
+           "scaled_matmul on sm_100a: the operand tiles of K-major rows by "
+           "TMA (a 3-D box per tile on a tensor map the host code builds; "
+           "the FP4 kinds) instead of the threads' copies">,
     Option<"foldScaleBias", "fold-scale-bias", "bool", /*default=*/"true",
            "Hopper dequantization: fold the 2^126 bias into the scale where "
            "the codes allow (false: the exact two-multiply path everywhere)">,

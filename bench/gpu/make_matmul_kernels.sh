@@ -318,8 +318,19 @@ tma_cases() {
   emit_hopper 1000 2880 5760 0 0 0 0 0 1
   emit_hopper_dynamic 2880 5760 100 256 1000 4096
 }
+# TMA against cp.async at the same stages on 64-token tiles (M = 256).
+tma_stage_cases() {
+  for kn in "2880 5760" "8192 8192"; do
+    for stages in 3 5; do
+      emit_hopper 256 $kn 0 0 64 4 $stages 1
+      emit_hopper 256 $kn 0 0 64 4 $stages 2
+    done
+  done
+}
 if [ "$mode" = tma ]; then
   tma_cases
+elif [ "$mode" = tma-stages ]; then
+  tma_stage_cases
 elif [ "$mode" = wgmma ]; then
   wgmma_cases
 elif [ "$mode" = moe ]; then

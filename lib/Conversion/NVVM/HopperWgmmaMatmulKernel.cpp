@@ -19,17 +19,23 @@
 // tile and feeds T tokens (the wgmma's N) per instruction.
 //
 // Activations: a block's T tokens x 64 K of a chunk (T x 128 bytes) are
-// copied by cp.async into one of S stages of shared memory in the 128-byte
-// swizzle (16-byte unit u of row r at 16 (u ^ (r % 8))), K-major: the
+// copied into one of S stages of shared memory in the 128-byte swizzle
+// (16-byte unit u of row r at 16 (u ^ (r % 8))): by TMA on tiles of 128
+// tokens or more (thread 0's cp.async.bulk.tensor.2d of one box on the
+// tensor map the host code builds, completing on the stage's mbarrier;
+// the stages in dynamic shared memory; TensorMapCopies.h), else by every
+// thread's cp.async into static shared memory. K-major: the
 // layout the wgmma descriptor with swizzle mode 1 (128B), stride byte
 // offset 1024 (8 rows of 128 bytes) reads, the 16-K step j at start + 32 j
 // (the swizzle is a function of the address bits, and each stage starts on
-// 1024 bytes). Tokens past M and K past K are zero-filled (cp.async source
-// size 0), and the weight words past K are selected to zero, so partial
-// token tiles and a half last chunk need no other path.
+// 1024 bytes). Tokens past M and K past K are zero-filled (TMA's out of
+// bounds fill, cp.async's source size 0), and the weight words past K are
+// selected to zero, so partial token tiles and a half last chunk need no
+// other path.
 //
-// The pipeline, per chunk i: wait for stage i's copies (at most S - 2
-// groups pending) and barrier (every warpgroup's wgmmas of chunk i - 1 are
+// The pipeline, per chunk i: wait for stage i's copies (TMA: phase i / S
+// of the stage's mbarrier; cp.async: at most S - 2 groups pending) and
+// barrier (every warpgroup's wgmmas of chunk i - 1 are
 // complete: each waited before it); copy chunk i + S - 1 into chunk i - 1's
 // stage; load chunk i + D + 1's weight words (D chunks of words queue in
 // registers); fence, 4 x ct wgmmas on chunk

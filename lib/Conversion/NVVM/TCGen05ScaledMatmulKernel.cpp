@@ -66,9 +66,13 @@
 // units do not fit (rows not 16-byte aligned) the copies are 4-byte loads
 // and shared stores, and under mxf8f6f4 the weight is loaded 16 bytes at a
 // time and stored as two 8-byte halves a core matrix apart (a bulk copy
-// moves 16-byte multiples and cannot pad). No tensor maps
-// (cp.async.bulk.tensor needs one built on the host, which the runtime
-// does not do yet), no deeper
+// moves 16-byte multiples and cannot pad). By default (the tiling's
+// tensor_maps) the tiles of K-major rows under the FP4 kinds go by TMA
+// instead: thread 0 announces both tiles' bytes on the full mbarrier and
+// copies a 3-D box per tile (16 bytes x rows x the chunk's 16-byte units)
+// of the tensor map the host code builds from a strided view of the rows
+// (TensorMapCopies.h); the box lands unit after unit, so those tiles'
+// descriptors take LBO = 16 x rows and SBO = 128. No deeper
 // pipeline, no split K, no warp specialization. This is the first correct
 // kernel: the instructions, descriptors and data movement, checked without
 // the GPU by ptxas and by the host emulation at the end of this file,

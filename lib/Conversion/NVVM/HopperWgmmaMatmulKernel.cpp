@@ -187,9 +187,9 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
   }
   // Copies: TMA on tiles of 128 tokens or more where the chip has it (one
   // thread's instruction per chunk instead of every thread's 16-byte
-  // copies and their addressing), cp.async on smaller ones (on the H200
-  // TMA measured 10-35% slower on 64-token tiles, 1-6% faster on 128:
-  // docs/performance.md).
+  // copies and their addressing), cp.async on smaller ones, where TMA
+  // measured slower (docs/performance.md, "Measurements behind defaults
+  // in the code").
   w.tensorMapCopies =
       chip.hasTMA &&
       (options.activationCopies == ActivationCopies::TMA ||
@@ -215,8 +215,8 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
                          kSwizzleAtomBytes) -
                 kSwizzleAtomBytes
           : chip.staticSharedMemoryPerBlock;
-  // TMA: at most 4 (on the H200 four stages of 128-token tiles ran 3-6%
-  // faster than six on every shape measured).
+  // TMA: at most 4, which measured faster than 6 (docs/performance.md,
+  // "Measurements behind defaults in the code").
   w.stages = std::min<int64_t>(w.tensorMapCopies ? 4 : 8,
                                shared / w.stageBytes());
   if (options.activationStages) {

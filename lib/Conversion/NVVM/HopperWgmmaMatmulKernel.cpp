@@ -36,13 +36,14 @@
 // The pipeline, per chunk i: wait for stage i's copies (TMA: phase i / S
 // of the stage's mbarrier; cp.async: at most S - 2 groups pending) and
 // barrier (every warpgroup's wgmmas of chunk i - 1 are
-// complete: each waited before it); copy chunk i + S - 1 into chunk i - 1's
-// stage; load chunk i + D + 1's weight words (D chunks of words queue in
-// registers); fence, 4 x ct wgmmas on chunk
-// i's decoded A registers, commit, wait for them; decode chunk i + 1's
-// words (after the wait: ptxas serializes the wgmmas otherwise, see the
-// loop). The global scale and the bf16 rounding are applied in the
-// epilogue.
+// complete: each waited before it); cp.async: copy chunk i + S - 1 into
+// chunk i - 1's stage; load chunk i + D + 1's weight words (D chunks of
+// words queue in registers); fence, 4 x ct wgmmas on chunk i's decoded A
+// registers, commit, wait for them; decode chunk i + 1's words (after the
+// wait: ptxas serializes the wgmmas otherwise, see the loop); TMA: thread
+// 0 copies chunk i + S - 1 into chunk i - 1's stage here, off the path to
+// its warpgroup's wgmmas. The global scale and the bf16 rounding are
+// applied in the epilogue.
 //
 // Tiling: W warpgroups per block (the block's tokens shared), ct 64-column
 // tiles per warpgroup, T tokens per block tile (a multiple of 8 up to 256),
@@ -674,13 +675,17 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         else
           NVVM::CpAsyncWaitGroupOp::create(lb, ll, depth - 2);
         gpu::BarrierOp::create(lb, ll);
-        Value ahead = body.add(i, depth - 1);
-        Value copies = body.lt(ahead, chunks);
-        if (w.tensorMapCopies)
-          copies = body.andI1(copies, thread0);
-        auto copy = scf::IfOp::create(lb, ll, copies,
-                                      /*withElseRegion=*/false);
-        {
+        // Chunk i + S - 1 into chunk i - 1's stage (free since the
+        // barrier): cp.async here, every thread's share; TMA after this
+        // chunk's wgmmas and decode, so that thread 0's issue is not on
+        // the path to its warpgroup's wgmmas.
+        auto issueCopies = [&] {
+          Value ahead = body.add(i, depth - 1);
+          Value copies = body.lt(ahead, chunks);
+          if (w.tensorMapCopies)
+            copies = body.andI1(copies, thread0);
+          auto copy = scf::IfOp::create(lb, ll, copies,
+                                        /*withElseRegion=*/false);
           OpBuilder::InsertionGuard guard(lb);
           lb.setInsertionPointToStart(&copy.getThenRegion().front());
           Emitter in(lb, ll);
@@ -689,9 +694,11 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
           else
             emitter.copyChunk(in, tokenBlock, thread, ahead,
                               in.rem(ahead, depth));
-        }
-        if (!w.tensorMapCopies)
+        };
+        if (!w.tensorMapCopies) {
+          issueCopies();
           NVVM::CpAsyncCommitGroupOp::create(lb, ll);
+        }
         // Every wgmma input is defined before the fence: ptxas serializes
         // the wgmmas of a stage whose inputs other instructions define
         // between them.
@@ -707,6 +714,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         sums = wgmmaStage(lb, ll, sums, fragments, descriptors);
         SmallVector<Value> decoded = weights.decodeByVote(
             lb, ll, vote(lb, ll, chunkFolds(weights, body, next)), next);
+        if (w.tensorMapCopies)
+          issueCopies();
         SmallVector<Value> yielded = sums;
         yielded.append(decoded);
         llvm::append_range(yielded, queue.drop_front(queued));

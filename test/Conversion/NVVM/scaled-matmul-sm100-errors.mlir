@@ -60,3 +60,15 @@ func.func @nvfp4_b32(%av: memref<?xi8>, %as: memref<?xi8>, %g: f32, %wv: memref<
       : !microscale.qtensor<8x64, nvfp4_b32, axis = 1>, !microscale.qtensor<64x16, nvfp4_b32, axis = 0, values = #microscale.strided<major_dim = 0>>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xf32>
   return
 }
+
+// -----
+
+// The tcgen05 kernel's TMA switch is a boolean.
+!a = !microscale.qtensor<1x128, mxfp4, axis = 1>
+!wb = !microscale.qtensor<128x128, mxfp4, axis = 0, values = #microscale.blackwell_value, scales = #microscale.blackwell_scale>
+func.func @maps(%av: memref<?xi8>, %as: memref<?xi8>, %ag: f32, %wv: memref<?xi8>, %ws: memref<?xi8>, %wg: f32, %out: memref<?xbf16>) {
+  // expected-error @+1 {{tiling tensor_maps must be true or false}}
+  microscale.scaled_matmul_storage(%av, %as, %ag) times (%wv, %ws, %wg) into %out {microscale.tiling = {tensor_maps = 1}}
+      : !a, !wb, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xi8>, memref<?xbf16>
+  return
+}

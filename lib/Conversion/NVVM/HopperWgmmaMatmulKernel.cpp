@@ -588,8 +588,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&first.getThenRegion().front());
       tma::prefetchTensorMap(b, loc, tensorMap);
+      tma::initMbarriers(b, loc, barriersAddress, depth);
     }
-    tma::initMbarriers(b, loc, e.toI32(barriersAddress), depth);
     gpu::BarrierOp::create(b, loc);
   }
   // Prologue: chunks 0 .. S - 2 into their stages (cp.async: one group

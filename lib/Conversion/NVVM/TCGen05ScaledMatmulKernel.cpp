@@ -783,25 +783,25 @@ public:
         lhsScales(lhsScales), rhsWords(rhsWords), rhsScales(rhsScales),
         out(out) {}
 
-  /// On the GPU: copy the tiles' 16-byte units with `cp.async.bulk`
-  /// (global -> shared, completing on stage s's full mbarrier at
-  /// fullBarriers + 8 s) instead of loads and shared stores. `shared` is
-  /// the shared address of the copies' buffer.
-  void useBulkCopies(Value shared, Value fullBarriers) {
-    bulkShared = shared;
-    bulkBarriers = fullBarriers;
+  /// Where the asynchronous copies (bulk copies, TMA boxes) go: `shared`
+  /// is the shared address of the tiles' buffer, and stage s's full
+  /// mbarrier, which they complete on, is at fullBarriers + 8 s.
+  void setAsyncCopyTargets(Value shared, Value fullBarriers) {
+    asyncShared = shared;
+    asyncBarriers = fullBarriers;
   }
 
+  /// On the GPU: copy the tiles' 16-byte units with `cp.async.bulk`
+  /// (global -> shared, to the targets above) instead of loads and shared
+  /// stores.
+  void useBulkCopies() { bulkCopies = true; }
+
   /// On the GPU: the host code's tensor maps of the K-major weight and
-  /// token rows (16 bytes x rows x 16-byte units of a row), and the full
-  /// mbarriers their boxes complete on (fullBarriers + 8 s); `shared` is the
-  /// shared address of the tiles' buffer.
-  void useTensorMaps(Value weightMap, Value tokenMap, Value shared,
-                     Value fullBarriers) {
+  /// token rows (16 bytes x rows x 16-byte units of a row), whose boxes go
+  /// to the targets above.
+  void useTensorMaps(Value weightMap, Value tokenMap) {
     this->weightMap = weightMap;
     this->tokenMap = tokenMap;
-    mapShared = shared;
-    mapBarriers = fullBarriers;
   }
 
   /// Thread `thread`'s share of chunk `chunk`'s copies into `shared` (i32
@@ -979,15 +979,14 @@ private:
                    e.add(stage, g.bOffset()), shared);
       return;
     }
-    Value full = arith::AddIOp::create(
-        b, loc, mapBarriers, e.toI32(e.mul(e.rem(chunk, kStages), 8)));
+    Value full = fullBarrier(e, chunk);
     tma::expectTransaction(
         b, loc, full,
         ((g.tmaA ? kRows : 0) + (g.tmaB ? g.tokens : 0)) * g.tileRowBytes());
     auto box = [&](Value map, Value origin, int64_t offset) {
       tma::copyTensorBox(
           b, loc, map,
-          arith::AddIOp::create(b, loc, mapShared,
+          arith::AddIOp::create(b, loc, asyncShared,
                                 e.toI32(e.add(stage, offset))),
           full, {e.i32(0), e.toI32(origin), e.toI32(unit)});
     };
@@ -1089,7 +1088,7 @@ private:
           e.andI1(within(e, globalRow, extent, wholeExtent),
                   within(e, e.mul(kByte, codesPerByte), g.k, !partialK));
       Value global = e.div(addressing.byte(e, globalRow, kByte), 4);
-      if (bulkShared && !padded && unitWords == 4) {
+      if (bulkCopies && !padded && unitWords == 4) {
         bulkCopy(e, words, global, valid, tileOffset, row, byte, chunk, shared);
         continue;
       }
@@ -1149,7 +1148,7 @@ private:
       // The host's bulk copy: the same 16 bytes, from word `global` to the
       // shared address the GPU hands the instruction (the buffer at 0).
       Value destination =
-          e.toIndex(arith::AddIOp::create(b, loc, bulkShared, e.toI32(at)));
+          e.toIndex(arith::AddIOp::create(b, loc, asyncShared, e.toI32(at)));
       vector::StoreOp::create(b, loc,
                               vector::LoadOp::create(b, loc, type, words,
                                                      ValueRange{global}, false,
@@ -1166,9 +1165,8 @@ private:
               memref::ExtractAlignedPointerAsIndexOp::create(b, loc, words)),
           arith::IndexCastOp::create(b, loc, b.getI64Type(), e.mul(global, 4)));
       Value destination =
-          arith::AddIOp::create(b, loc, bulkShared, e.toI32(at));
-      Value full = arith::AddIOp::create(
-          b, loc, bulkBarriers, e.toI32(e.mul(e.rem(chunk, kStages), 8)));
+          arith::AddIOp::create(b, loc, asyncShared, e.toI32(at));
+      Value full = fullBarrier(e, chunk);
       LLVM::InlineAsmOp::create(
           b, loc, Type(), ValueRange{destination, source, full},
           "{\n.reg .b64 g;\ncvta.to.global.u64 g, $1;\n"
@@ -1219,10 +1217,17 @@ private:
   bool onHost;
   LayoutAttrInterface lhsScaleLayout, rhsScaleLayout;
   Value lhsWords, lhsScales, rhsWords, rhsScales, out;
-  /// See useBulkCopies (null: loads and stores).
-  Value bulkShared, bulkBarriers;
-  /// See useTensorMaps.
-  Value weightMap, tokenMap, mapShared, mapBarriers;
+  /// The full mbarrier of chunk `chunk`'s stage (setAsyncCopyTargets).
+  Value fullBarrier(Emitter &e, Value chunk) const {
+    return arith::AddIOp::create(e.builder(), e.location(), asyncBarriers,
+                                 e.toI32(e.mul(e.rem(chunk, kStages), 8)));
+  }
+
+  /// See setAsyncCopyTargets, useBulkCopies (else loads and stores) and
+  /// useTensorMaps.
+  Value asyncShared, asyncBarriers;
+  bool bulkCopies = false;
+  Value weightMap, tokenMap;
 };
 } // namespace
 
@@ -1418,13 +1423,10 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
     NVVM::Tcgen05AllocOp::create(b, loc, pointerTo(b, loc, slot, 3), columns);
     NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
   });
+  // The commits arrive from the tensor core, outside thread 0's program
+  // order: initMbarriers fences the initialization for them.
   ifThen(b, loc, thread0, [&] {
-    for (int64_t stage = 0; stage < 2 * kStages; ++stage)
-      NVVM::MBarrierInitOp::create(b, loc, barrierPointer(e, e.index(stage)),
-                                   e.i32(1), /*predicate=*/Value());
-    // The commits arrive from the tensor core, outside this thread's
-    // program order: the initialization must be visible to them.
-    NVVM::FenceMbarrierInitOp::create(b, loc);
+    tma::initMbarriers(b, loc, barrierBase, 2 * kStages);
   });
   // The allocation's address and the initialized mbarrier, to every
   // thread.
@@ -1436,16 +1438,15 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   Value taddr = memref::LoadOp::create(b, loc, slot, ValueRange{e.index(0)});
   Value sharedAddress =
       e.toI32(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared));
+  emitter.setAsyncCopyTargets(sharedAddress,
+                              e.toI32(barrierOf(e, e.index(kStages))));
   if (bulkCopies)
-    emitter.useBulkCopies(sharedAddress,
-                          e.toI32(barrierOf(e, e.index(kStages))));
+    emitter.useBulkCopies();
   if (g.tmaA || g.tmaB) {
     const unsigned first = kernelArguments(op, g).size();
-    emitter.useTensorMaps(g.tmaA ? entry.getArgument(first) : Value(),
-                          g.tmaB ? entry.getArgument(first + (g.tmaA ? 1 : 0))
-                                 : Value(),
-                          sharedAddress,
-                          e.toI32(barrierOf(e, e.index(kStages))));
+    emitter.useTensorMaps(
+        g.tmaA ? entry.getArgument(first) : Value(),
+        g.tmaB ? entry.getArgument(first + (g.tmaA ? 1 : 0)) : Value());
   }
 
   auto chunkBody = [&](OpBuilder &lb, Location ll, Value chunk, bool partialK) {
@@ -1591,8 +1592,9 @@ bool mlir::microscale::emulateTCGen05ScaledMatmulOnHost(
                          /*onHost=*/true);
   // The kernel's bulk copies, run as copies to the addresses they are
   // handed (the shared buffer at address 0; no mbarrier on the host).
+  emitter.setAsyncCopyTargets(e.i32(0), e.i32(0));
   if (bulkCopies)
-    emitter.useBulkCopies(e.i32(0), e.i32(0));
+    emitter.useBulkCopies();
   auto loop = [&](int64_t count) {
     auto forOp =
         scf::ForOp::create(b, loc, e.index(0), e.index(count), e.index(1));

@@ -68,24 +68,17 @@ static LLVM::InlineAsmOp inlinePtx(OpBuilder &b, Location loc, Type result,
 
 void tma::initMbarriers(OpBuilder &b, Location loc, Value barriers,
                         int64_t count) {
-  Type i32 = b.getI32Type();
-  Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value first = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq, thread,
-      arith::ConstantIndexOp::create(b, loc, 0));
-  auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
   auto shared = LLVM::LLVMPointerType::get(b.getContext(), 3);
   for (int64_t i = 0; i < count; ++i) {
     Value address = arith::AddIOp::create(
-        b, loc, barriers, arith::ConstantIntOp::create(b, loc, i32, 8 * i));
+        b, loc, barriers, arith::ConstantIndexOp::create(b, loc, 8 * i));
     Value pointer = LLVM::IntToPtrOp::create(
         b, loc, shared,
-        arith::ExtUIOp::create(b, loc, b.getI64Type(), address).getResult());
-    NVVM::MBarrierInitOp::create(b, loc, pointer,
-                                 arith::ConstantIntOp::create(b, loc, i32, 1),
-                                 /*predicate=*/Value());
+        arith::IndexCastOp::create(b, loc, b.getI64Type(), address)
+            .getResult());
+    NVVM::MBarrierInitOp::create(
+        b, loc, pointer, arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1),
+        /*predicate=*/Value());
   }
   // The copies complete on them from the async proxy, outside this
   // thread's program order.
@@ -119,17 +112,30 @@ void tma::waitParity(OpBuilder &b, Location loc, Value address,
   scf::YieldOp::create(b, loc);
 }
 
+/// The PTX of one box copy of `rank` coordinates: destination $0, tensor
+/// map $1, mbarrier $2, coordinates $3 on; and its constraints.
+static std::pair<std::string, std::string> boxCopyPtx(size_t rank) {
+  std::string ptx = "cp.async.bulk.tensor." + std::to_string(rank) +
+                    "d.shared::cluster.global.tile.mbarrier::complete_tx::"
+                    "bytes [$0], [$1, {";
+  std::string constraints = "r,l,r";
+  for (size_t i = 0; i < rank; ++i) {
+    ptx += (i ? ", $" : "$") + std::to_string(3 + i);
+    constraints += ",r";
+  }
+  ptx += "}], [$2];";
+  return {ptx, constraints};
+}
+
 void tma::loadTensorBox(OpBuilder &b, Location loc, Value tensorMap,
                         Value destination, Value mbarrier, Value column,
                         Value row, int64_t bytes) {
-  std::string ptx =
-      "{\nmbarrier.arrive.expect_tx.shared::cta.b64 _, [$2], " +
-      std::to_string(bytes) +
-      ";\ncp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::"
-      "complete_tx::bytes [$0], [$1, {$3, $4}], [$2];\n}";
+  auto [copy, constraints] = boxCopyPtx(2);
+  std::string ptx = "{\nmbarrier.arrive.expect_tx.shared::cta.b64 _, [$2], " +
+                    std::to_string(bytes) + ";\n" + copy + "\n}";
   inlinePtx(b, loc, Type(),
             ValueRange{destination, tensorMap, mbarrier, column, row}, ptx,
-            "r,l,r,r,r");
+            constraints);
 }
 
 void tma::expectTransaction(OpBuilder &b, Location loc, Value mbarrier,
@@ -143,16 +149,7 @@ void tma::expectTransaction(OpBuilder &b, Location loc, Value mbarrier,
 void tma::copyTensorBox(OpBuilder &b, Location loc, Value tensorMap,
                         Value destination, Value mbarrier,
                         ArrayRef<Value> coordinates) {
-  const size_t rank = coordinates.size();
-  std::string ptx = "cp.async.bulk.tensor." + std::to_string(rank) +
-                    "d.shared::cluster.global.tile.mbarrier::complete_tx::"
-                    "bytes [$0], [$1, {";
-  std::string constraints = "r,l,r";
-  for (size_t i = 0; i < rank; ++i) {
-    ptx += (i ? ", $" : "$") + std::to_string(3 + i);
-    constraints += ",r";
-  }
-  ptx += "}], [$2];";
+  auto [ptx, constraints] = boxCopyPtx(coordinates.size());
   SmallVector<Value> operands = {destination, tensorMap, mbarrier};
   operands.append(coordinates.begin(), coordinates.end());
   inlinePtx(b, loc, Type(), operands, ptx, constraints);

@@ -41,9 +41,10 @@ Value createTensorMap(OpBuilder &b, Location loc, Value tensor,
 Value createSwizzled128TensorMap(OpBuilder &b, Location loc, Value matrix,
                                  int64_t boxRows, int64_t boxColumns);
 
-/// Kernel: thread 0 of the block initializes the `count` mbarriers at
-/// shared address `barriers` (8 bytes each, arrival count 1) and fences the
-/// initialization for the async proxy; the caller's barrier publishes them.
+/// Kernel, the one thread that initializes them: the `count` mbarriers at
+/// shared address `barriers` (index; 8 bytes each, arrival count 1), and the
+/// fence that makes the initialization visible to the async proxy; the
+/// caller's block barrier publishes them to the other threads.
 void initMbarriers(OpBuilder &b, Location loc, Value barriers, int64_t count);
 
 /// Kernel: starts fetching the tensor map `tensorMap` into the TMA unit's

@@ -221,9 +221,11 @@ int main(int argc, char **argv) {
     // as the host code builds it (nvgpu.tma.create.descriptor: boxes of
     // boxRows tokens x 64 K, 128-byte swizzle, zeros out of bounds) and
     // kept in device memory; its last argument.
+    // The host bytes live through the case: the copy is asynchronous, and
+    // the stream is synchronized after the first launch.
     cuda::DevicePtr dmap = 0;
+    alignas(64) uint8_t map[128];
     if (boxRows) {
-      alignas(64) uint8_t map[128];
       if (!driver.encodeSwizzled128TensorMap(map, da, tokens, k, k * 2,
                                              boxRows, 64)) {
         std::printf("# %s: %s\n", name.c_str(), driver.getError().c_str());

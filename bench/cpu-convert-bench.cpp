@@ -171,6 +171,26 @@ int main(int argc, char **argv) {
       {"scales: blackwell_scale -> strided",
        weightScales(blackwellScale, rank - 2), weightScales(canonical, rank - 2),
        StoragePart::scales},
+      // The scales in the checkpoint's K-major form (gpt-oss: [E, 90, N]
+      // with the 90 blocks contiguous): to each GPU's layout, back, and the
+      // transposes.
+      {"scales: strided(-2) -> hopper_scale(mx=-2, 8 warps)",
+       weightScales(kMajor, rank - 2), weightScales(hopperScale, rank - 2),
+       StoragePart::scales},
+      {"scales: hopper_scale(mx=-2, 8 warps) -> strided(-2)",
+       weightScales(hopperScale, rank - 2), weightScales(kMajor, rank - 2),
+       StoragePart::scales},
+      {"scales: strided(-2) -> blackwell_scale", weightScales(kMajor, rank - 2),
+       weightScales(blackwellScale, rank - 2), StoragePart::scales},
+      {"scales: blackwell_scale -> strided(-2)",
+       weightScales(blackwellScale, rank - 2), weightScales(kMajor, rank - 2),
+       StoragePart::scales},
+      {"scales: strided(-2) -> strided (transpose)",
+       weightScales(kMajor, rank - 2), weightScales(canonical, rank - 2),
+       StoragePart::scales},
+      {"scales: strided -> strided(-2) (transpose)",
+       weightScales(canonical, rank - 2), weightScales(kMajor, rank - 2),
+       StoragePart::scales},
   };
 
   int64_t canonicalBytes = 1;

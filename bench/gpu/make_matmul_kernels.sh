@@ -127,12 +127,14 @@ launch_extras() {
 }
 emit_hopper() {
   local m=$1 k=$2 n=$3 split=${4:-0} cols=${5:-0} rows=${6:-0} cwarps=${7:-0}
-  local stages=${8:-0} async=${9:-0}
+  local stages=${8:-0} async=${9:-0} csplit=${10:-0} wstages=${11:-0}
   local name="mm_hl_${m}_${k}_${n}_s${split}_c${cols}"
   [ "$rows$cwarps$stages" = 000 ] || name="${name}_w${rows}_b${cwarps}_a${stages}"
   [ "$async" = 1 ] && name="${name}_cp"
   [ "$async" = 2 ] && name="${name}_tma"
-  local options="matmul-split-k=$split matmul-warp-columns=$cols matmul-warp-rows=$rows matmul-column-warps=$cwarps matmul-activation-stages=$stages"
+  [ "$csplit" = 0 ] || name="${name}_z${csplit}"
+  [ "$wstages" = 0 ] || name="${name}_g${wstages}"
+  local options="matmul-split-k=$split matmul-warp-columns=$cols matmul-warp-rows=$rows matmul-column-warps=$cwarps matmul-activation-stages=$stages matmul-cluster-split-k=$csplit matmul-weight-stages=$wstages"
   [ "$async" = 1 ] && options="$options matmul-activation-copies=cp.async"
   [ "$async" = 2 ] && options="$options matmul-activation-copies=tma"
   # Storage of the Hopper images: N padded to 256 (values) and 128 (scales,
@@ -202,11 +204,14 @@ MLIR
     local threads gridx gridy=1 tokens
     threads=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /\.(req|max)ntid/ {print $2; exit}' "$out/$name.ptx" | tr -d ',')
     gridx=$(grep -oE "@${entry} blocks in \(%c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
+    # The grid's z: the blocks of a cluster that split K (1 without).
+    local gridz
+    gridz=$(grep -oE "@${entry} blocks in \(%c[0-9]+, %[a-z0-9_]+, %c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
     if [ "$rows" -gt 16 ]; then
       tokens=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /wgmma.mma_async/ {print; exit}' "$out/$name.ptx" | grep -oE 'm64n[0-9]+' | sed 's/m64n//')
       gridy=$(( (m + tokens - 1) / tokens ))
     fi
-    echo "$m $k $n $threads $name $gridx $gridy 1 0 $m $entry 1 hopper4 $(launch_extras "$entry" "$out/$name.lowered.mlir" "$out/$name.ptx")" >> "$out/cases.txt"
+    echo "$m $k $n $threads $name $gridx $gridy ${gridz:-1} 0 $m $entry 1 hopper4 $(launch_extras "$entry" "$out/$name.lowered.mlir" "$out/$name.ptx")" >> "$out/cases.txt"
   done
   rm -f "$out/$name.lowered.mlir" "$out/$name.mlir"
 }
@@ -327,7 +332,36 @@ tma_stage_cases() {
     done
   done
 }
-if [ "$mode" = tma ]; then
+# K split over the blocks of a cluster (the wgmma kernel between 17 and a
+# few hundred rows): the planner's choice against no split (z1) and other
+# splits, beside cuBLAS.
+cluster_cases() {
+  emit_hopper 72 160 80
+  emit_hopper 72 608 80 0 0 0 0 0 0 3
+  for kn in "2880 5760" "2880 2880" "8192 8192" "1504 1000"; do
+    for m in 32 64 100 256; do
+      emit_hopper $m $kn
+      emit_hopper $m $kn 0 0 0 0 0 0 1
+    done
+  done
+  # Weight words 4 chunks ahead (the planner: 2 above 64 tokens) and token
+  # tiles beside the planner's, with K split.
+  for kn in "2880 5760" "8192 8192"; do
+    emit_hopper 100 $kn 0 0 0 0 0 0 0 4
+    emit_hopper 100 $kn 0 0 56 0 0 0 0 0
+    emit_hopper 256 $kn 0 0 128 4 0 0 2 4
+    emit_hopper 256 $kn 0 0 64 4 0 0 2
+    emit_hopper 256 $kn 0 0 64 4 0 0 3
+  done
+  emit_hopper 64 2880 5760 0 0 0 0 0 0 4
+  emit_hopper 1000 2880 5760
+  emit_hopper 4096 2880 5760
+  emit_hopper 4096 1504 1000
+  emit_hopper_dynamic 2880 5760 24 64 100 256 1000
+}
+if [ "$mode" = cluster ]; then
+  cluster_cases
+elif [ "$mode" = tma ]; then
   tma_cases
 elif [ "$mode" = tma-stages ]; then
   tma_stage_cases

@@ -132,6 +132,13 @@ MixedMatmulOptions wgmmaTiling(int64_t tokens, int64_t warps,
   return options;
 }
 
+/// `options` with K split over `blocks` blocks of a cluster (the wgmma
+/// kernel).
+MixedMatmulOptions clusterSplit(MixedMatmulOptions options, int64_t blocks) {
+  options.clusterSplitK = blocks;
+  return options;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, HopperLayoutMatmulOnHost,
     ::testing::Values(
@@ -179,12 +186,25 @@ INSTANTIATE_TEST_SUITE_P(
              wgmmaTiling(48, 4, 16, 3, ActivationCopies::CpAsync), 0},
         Case{90, 224, 120, 4,
              wgmmaTiling(48, 4, 16, 3, ActivationCopies::TMA), 0},
+        // K split over the blocks of a cluster, their sums added in rank
+        // order: 10 chunks over 3 (3, 3, 4: the last with the half
+        // chunk), cp.async; 7 chunks over 2 with TMA copies, fewer chunks
+        // per block than stages.
+        Case{72, 608, 80, 4, clusterSplit({}, 3), 0},
+        Case{90, 416, 120, 4,
+             clusterSplit(wgmmaTiling(48, 4, 16, 4, ActivationCopies::TMA),
+                          2),
+             0},
+        // The planner's own split on a part of 8 SMs (16 chunks: up to 4
+        // blocks of at least 4 chunks).
+        Case{80, 1024, 64, 4, {}, 8},
         // Rows known at run time: one compile of six variants (the decode
         // kernel for up to 1, 8 and 16 rows, the wgmma kernel for up to
         // 64, 256 and beyond), the host code's switch picking by M.
         Case{1, 160, 40, 4, {}, 0, true}, Case{7, 160, 40, 4, {}, 0, true},
         Case{16, 96, 48, 8, {}, 0, true}, Case{50, 224, 72, 4, {}, 0, true},
         Case{100, 160, 80, 4, {}, 0, true},
+        Case{50, 1024, 72, 4, {}, 8, true},
         Case{300, 96, 48, 2, {}, 0, true}));
 
 } // namespace

@@ -29,10 +29,12 @@ LogicalResult outlineHopperWgmmaMatmul(MixedMatmulStorageOp op,
 /// The wgmma kernel planned for `planRows` rows (the rows themselves, or
 /// typical rows of a variant for rows known at run time), with the launch
 /// facts the host code needs: the grid is columnBlocks x ceil(rows /
-/// tokens) blocks of `threads`.
+/// tokens) x split blocks of `threads`.
 struct HopperWgmmaKernel {
   gpu::GPUFuncOp function;
   int64_t columnBlocks = 0, tokens = 0, threads = 0;
+  /// Blocks of a cluster splitting K: the grid's z (1: no cluster).
+  int64_t split = 1;
   /// With TMA copies: the rows of the activations' tensor-map box (its
   /// tokens per tile) and the dynamic shared memory the launch asks for;
   /// 0 with cp.async copies.

@@ -80,6 +80,7 @@ struct WgmmaPlan {
   int64_t groupTiles;    // ct: 64-column tiles per warpgroup
   int64_t stages;        // S
   int64_t weightDepth;   // chunks of weight words in registers ahead
+  int64_t split = 1;     // blocks of a cluster splitting K (grid z)
   // The activations by TMA into dynamic shared memory (mbarrier per
   // stage); else by cp.async into static shared memory.
   bool tensorMapCopies;
@@ -100,10 +101,24 @@ struct WgmmaPlan {
   int64_t tokenBlocks() const { return llvm::divideCeil(base.m, tokens); }
   int64_t stageBytes() const { return tokens * kRowBytes; }
   int64_t accumulators() const { return groupTiles * tokens / 2; }
+  /// Bytes of one block's sums, which a split's partner blocks leave in
+  /// their stages for the cluster's first block to add.
+  int64_t partialBytes() const { return 4 * accumulators() * threads(); }
   // 16-column tiles of the value image (N padded to 256).
   int64_t imageTiles() const { return llvm::alignTo(base.n, 256) / 16; }
 };
 } // namespace
+
+/// The chunks of split `z` (the block of that cluster rank): [first, first +
+/// count) with first = z C / S, the kernel's and its emulation's.
+static std::pair<Value, Value> splitChunks(Emitter &e, const WgmmaPlan &w,
+                                           Value z) {
+  const int64_t chunks = w.base.chunks;
+  Value first = e.div(e.mul(z, chunks), w.split);
+  Value end = e.div(e.mul(e.add(z, 1), chunks), w.split);
+  return {first, arith::SubIOp::create(e.builder(), e.location(), end, first)
+                     .getResult()};
+}
 
 static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
                                             const MixedMatmulOptions &options,
@@ -140,18 +155,28 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
              << " does not apply to the Hopper-layout wgmma matmul (above "
                 "64 rows: warp_rows = tokens per block tile, column_warps = "
                 "warps per block, warp_columns, activation_stages, "
-                "weight_stages and max_registers do)";
+                "weight_stages, cluster_split_k and max_registers do)";
   // Tokens: as few 128-token tiles as cover M, evened out (M = 100 takes
   // one tile of 104, not 128 with 28 rows of zeros).
   const int64_t tokenTiles = llvm::divideCeil(p.m, 128);
   w.tokens = llvm::alignTo(llvm::divideCeil(p.m, tokenTiles), 8);
-  // Smaller tiles while the blocks of one warpgroup would not give every
-  // SM two: a block's chunks follow one another, so the blocks in flight
-  // are what hides their latency at a few hundred rows.
-  while (w.tokens > 32 &&
-         static_cast<int64_t>(llvm::divideCeil(p.n, 64) *
-                              llvm::divideCeil(p.m, w.tokens)) <
-             2 * smCount)
+  // A block's chunks follow one another, so the blocks in flight are what
+  // hides their latency at a few hundred rows: while the blocks of one
+  // warpgroup would not give every SM two, split K over the blocks of a
+  // cluster (each decodes its share of the weight once; the sums meet in
+  // distributed shared memory), at least kMinClusterSplitChunks chunks
+  // each; then smaller token tiles (each decodes the whole weight again).
+  auto blocksOfOneWarpgroup = [&] {
+    return static_cast<int64_t>(llvm::divideCeil(p.n, 64) *
+                                llvm::divideCeil(p.m, w.tokens)) *
+           w.split;
+  };
+  constexpr int64_t kMinClusterSplitChunks = 8, kMaxClusterSplit = 8;
+  while (w.split < kMaxClusterSplit &&
+         blocksOfOneWarpgroup() < 2 * smCount &&
+         p.chunks / (w.split + 1) >= kMinClusterSplitChunks)
+    ++w.split;
+  while (w.tokens > 32 && blocksOfOneWarpgroup() < 2 * smCount)
     w.tokens = llvm::alignTo(llvm::divideCeil(w.tokens, 2), 8);
   if (options.warpRows) {
     if (options.warpRows % 8 || options.warpRows < 8 ||
@@ -175,8 +200,11 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
   // product of one) on tiles of 128 tokens or more where the blocks still
   // cover every SM; else one (on the H200, 64-token tiles ran 15-17%
   // faster with one: docs/performance.md).
+  // With K split, two warpgroups only where their blocks still give every
+  // SM two (a split block's few chunks leave less to hide latency with).
   w.warpgroups = 2;
-  if (w.tokens < 128 || w.columnBlocks() * w.tokenBlocks() < smCount)
+  if (w.tokens < 128 || w.columnBlocks() * w.tokenBlocks() * w.split <
+                            (w.split > 1 ? 2 : 1) * smCount)
     w.warpgroups = 1;
   if (options.columnWarps) {
     if (options.columnWarps % 4 || options.columnWarps > 16)
@@ -249,6 +277,20 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
            << " tokens) in its " << shared
            << " bytes of shared memory; ask for fewer tokens per "
               "tile (tiling warp_rows) or fewer stages";
+  // The split's partner blocks leave their sums in their stages: the
+  // chosen split gives way where they do not fit.
+  if (!options.clusterSplitK && w.partialBytes() > w.stages * w.stageBytes())
+    w.split = 1;
+  if (options.clusterSplitK) {
+    w.split = options.clusterSplitK;
+    if (w.split > p.chunks || w.partialBytes() > w.stages * w.stageBytes())
+      return op.emitOpError()
+             << "tiling cluster_split_k = " << w.split
+             << " needs at most " << p.chunks
+             << " (the 64-K chunks) and the block's sums ("
+             << w.partialBytes() << " bytes) within its stages ("
+             << w.stages * w.stageBytes() << " bytes)";
+  }
   return w;
 }
 
@@ -501,6 +543,49 @@ SmallVector<ChunkWords, 2> unflattenChunk(const WgmmaPlan &w, ValueRange all) {
 }
 } // namespace
 
+namespace cluster {
+/// Inline PTX of the thread block cluster's shared memory (NVVM's ops of
+/// these are lowered by convert-nvvm-to-llvm, which the kernel pipeline
+/// does not run).
+static LLVM::InlineAsmOp ptx(OpBuilder &b, Location loc, Type result,
+                             ValueRange operands, StringRef text,
+                             StringRef constraints) {
+  return LLVM::InlineAsmOp::create(
+      b, loc, result, operands, text, constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+}
+/// Every thread of every block of the cluster: what each wrote to shared
+/// memory before is visible to the others' reads after.
+static void barrier(OpBuilder &b, Location loc) {
+  ptx(b, loc, Type(), ValueRange{},
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;",
+      "");
+}
+/// `value` (f32) to this block's shared address `address` (i32).
+static void storeSharedF32(OpBuilder &b, Location loc, Value address,
+                           Value value) {
+  ptx(b, loc, Type(), ValueRange{address, value}, "st.shared.f32 [$0], $1;",
+      "r,f");
+}
+/// The address in the shared memory of the cluster's block `rank` (i32)
+/// of this block's shared address `address` (i32).
+static Value mapShared(OpBuilder &b, Location loc, Value address,
+                       Value rank) {
+  return ptx(b, loc, b.getI32Type(), ValueRange{address, rank},
+             "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r")
+      .getResult(0);
+}
+/// The f32 at `address` (i32) of the cluster's shared memory.
+static Value loadSharedF32(OpBuilder &b, Location loc, Value address) {
+  return ptx(b, loc, b.getF32Type(), ValueRange{address},
+             "ld.shared::cluster.f32 $0, [$1];", "=f,r")
+      .getResult(0);
+}
+} // namespace cluster
+
 static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
                                        const WgmmaPlan &w,
                                        gpu::GPUModuleOp kernels,
@@ -550,6 +635,24 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   Value lane = e.rem(thread, 32), warp = e.div(thread, 32);
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value tokenBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  // The block's share of the chunks, [firstChunk, firstChunk + chunkCount):
+  // split z of the cluster (grid z) takes chunks [z C / S, (z + 1) C / S).
+  Value firstChunk = e.index(0), chunkCount = e.index(p.chunks);
+  Value splitIndex;
+  if (w.split > 1) {
+    splitIndex = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+    std::tie(firstChunk, chunkCount) = splitChunks(e, w, splitIndex);
+    function->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                      b.getDenseI32ArrayAttr(
+                          {1, 1, static_cast<int32_t>(w.split)}));
+  }
+  // Whether relative chunk `r` is one of the block's.
+  auto ownsChunk = [&](Emitter &at, Value r) -> Value {
+    if (w.split == 1)
+      return at.lt(r, p.chunks);
+    return arith::CmpIOp::create(at.builder(), at.location(),
+                                 arith::CmpIPredicate::ult, r, chunkCount);
+  };
   // The stages' shared address: dynamic shared memory with TMA (the kernel
   // touches the stages by address only: TMA writes, wgmma reads).
   Value stagesAddress =
@@ -567,6 +670,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   };
   // TMA: the tensor map (the last argument), the stages' and mbarriers'
   // shared addresses, and thread 0's copy of chunk `chunk` into its stage.
+  // (Chunks below are relative to the block's first: chunk r goes to
+  // stage r % S.)
   Value tensorMap, barriersAddress, thread0;
   auto copyByTensorMap = [&](Emitter &at, Value chunk) {
     Value stage = at.rem(chunk, depth);
@@ -574,8 +679,21 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         at.builder(), at.location(), tensorMap,
         at.toI32(at.add(stagesAddress, at.mul(stage, w.stageBytes()))),
         at.toI32(at.add(barriersAddress, at.mul(stage, 8))),
-        at.toI32(at.mul(chunk, kChunkK)),
+        at.toI32(at.mul(at.add(firstChunk, chunk), kChunkK)),
         at.toI32(at.mul(tokenBlock, w.tokens)), w.stageBytes());
+  };
+  // `body` where relative chunk `s` (static) is one of the block's.
+  auto ifOwned = [&](int64_t s, function_ref<void()> body) {
+    if (w.split == 1) {
+      if (s < chunks)
+        body();
+      return;
+    }
+    auto owned = scf::IfOp::create(b, loc, ownsChunk(e, e.index(s)),
+                                   /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&owned.getThenRegion().front());
+    body();
   };
   if (w.tensorMapCopies) {
     tensorMap = entry.getArgument(function.getNumArguments() - 1);
@@ -600,23 +718,25 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&first.getThenRegion().front());
     for (int64_t s = 0; s + 1 < depth && s < chunks; ++s)
-      copyByTensorMap(e, e.index(s));
+      ifOwned(s, [&] { copyByTensorMap(e, e.index(s)); });
   } else {
     for (int64_t s = 0; s + 1 < depth; ++s) {
-      if (s < chunks)
-        emitter.copyChunk(e, tokenBlock, thread, e.index(s), e.index(s));
+      ifOwned(s, [&] {
+        emitter.copyChunk(e, tokenBlock, thread,
+                          e.add(firstChunk, e.index(s)), e.index(s));
+      });
       NVVM::CpAsyncCommitGroupOp::create(b, loc);
     }
   }
   SmallVector<ChunkWords, 2> first =
-      loadChunk(w, weights, emitter, e, block, warp, lane, e.index(0));
+      loadChunk(w, weights, emitter, e, block, warp, lane, firstChunk);
   // The queue of weight words: chunks 1 .. D, oldest first.
   SmallVector<Value> queue;
   for (int64_t d = 1; d <= w.weightDepth; ++d)
     llvm::append_range(queue,
                        flattenChunk(loadChunk(w, weights, emitter, e, block,
                                               warp, lane,
-                                              chunkAt(e, e.index(d)))));
+                                              chunkAt(e, e.add(firstChunk, d)))));
   auto vote = [&](OpBuilder &at, Location l, Value folds) -> Value {
     Emitter x(at, l);
     return NVVM::VoteSyncOp::create(at, l, at.getI1Type(), x.i32(-1), folds,
@@ -655,7 +775,7 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     return sums;
   };
   auto loop = scf::ForOp::create(
-      b, loc, e.index(0), e.index(chunks), e.index(1), carried,
+      b, loc, e.index(0), chunkCount, e.index(1), carried,
       [&](OpBuilder &lb, Location ll, Value i, ValueRange args) {
         Emitter body(lb, ll);
         SmallVector<Value> sums(args.take_front(accumulators));
@@ -681,7 +801,7 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         // the path to its warpgroup's wgmmas.
         auto issueCopies = [&] {
           Value ahead = body.add(i, depth - 1);
-          Value copies = body.lt(ahead, chunks);
+          Value copies = ownsChunk(body, ahead);
           if (w.tensorMapCopies)
             copies = body.andI1(copies, thread0);
           auto copy = scf::IfOp::create(lb, ll, copies,
@@ -692,7 +812,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
           if (w.tensorMapCopies)
             copyByTensorMap(in, ahead);
           else
-            emitter.copyChunk(in, tokenBlock, thread, ahead,
+            emitter.copyChunk(in, tokenBlock, thread,
+                              in.add(firstChunk, ahead),
                               in.rem(ahead, depth));
         };
         if (!w.tensorMapCopies) {
@@ -710,7 +831,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         // chunk: the last again, unused).
         SmallVector<ChunkWords, 2> after =
             loadChunk(w, weights, emitter, body, block, warp, lane,
-                      chunkAt(body, body.add(i, w.weightDepth + 1)));
+                      chunkAt(body, body.add(body.add(firstChunk, i),
+                                             w.weightDepth + 1)));
         sums = wgmmaStage(lb, ll, sums, fragments, descriptors);
         SmallVector<Value> decoded = weights.decodeByVote(
             lb, ll, vote(lb, ll, chunkFolds(weights, body, next)), next);
@@ -724,9 +846,52 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
       });
   SmallVector<Value> sums(loop.getResults().take_front(accumulators));
   const int64_t n = w.tokens / 2;
-  for (int64_t c = 0; c < w.groupTiles; ++c)
-    emitter.store(e, block, tokenBlock, warp, lane, c,
-                  ArrayRef<Value>(sums).slice(c * n, n));
+  auto storeSums = [&](Emitter &at, ArrayRef<Value> all) {
+    for (int64_t c = 0; c < w.groupTiles; ++c)
+      emitter.store(at, block, tokenBlock, warp, lane, c,
+                    all.slice(c * n, n));
+  };
+  if (w.split == 1) {
+    storeSums(e, sums);
+  } else {
+    // The cluster's blocks add their sums in rank order: ranks 1 .. S - 1
+    // leave theirs in their own stages (every warpgroup has waited for its
+    // wgmmas and no copy is in flight: the stages are free after the
+    // barrier), rank 0 reads them through distributed shared memory, adds
+    // them to its own and stores the tile; the second cluster barrier
+    // keeps the partners' shared memory until it has.
+    gpu::BarrierOp::create(b, loc);
+    Value partials = e.toI32(stagesAddress);
+    auto slot = [&](Emitter &at, Value base, int64_t i) {
+      return at.toI32(at.add(at.toIndex(base),
+                             at.mul(at.add(thread, i * w.threads()), 4)));
+    };
+    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         splitIndex, e.index(0));
+    {
+      auto partner = scf::IfOp::create(b, loc, leader, /*withElse=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&partner.getElseRegion().front());
+      for (int64_t i = 0; i < accumulators; ++i)
+        cluster::storeSharedF32(b, loc, slot(e, partials, i), sums[i]);
+    }
+    cluster::barrier(b, loc);
+    {
+      auto first = scf::IfOp::create(b, loc, leader, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&first.getThenRegion().front());
+      SmallVector<Value> total(sums);
+      for (int64_t r = 1; r < w.split; ++r) {
+        Value remote = cluster::mapShared(b, loc, partials, e.i32(r));
+        for (int64_t i = 0; i < accumulators; ++i)
+          total[i] = arith::AddFOp::create(
+              b, loc, total[i],
+              cluster::loadSharedF32(b, loc, slot(e, remote, i)));
+      }
+      storeSums(e, total);
+    }
+    cluster::barrier(b, loc);
+  }
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, loc);
   return function;
@@ -756,7 +921,7 @@ void HopperWgmmaKernel::launch(OpBuilder &b, Location loc, Value tokenBlocks,
   }
   gpu::LaunchFuncOp::create(
       b, loc, function,
-      gpu::KernelDim3{at.index(columnBlocks), tokenBlocks, at.index(1)},
+      gpu::KernelDim3{at.index(columnBlocks), tokenBlocks, at.index(split)},
       gpu::KernelDim3{at.index(threads), at.index(1), at.index(1)},
       sharedBytes, arguments);
 }
@@ -778,6 +943,7 @@ FailureOr<HopperWgmmaKernel> mlir::microscale::buildHopperWgmmaKernel(
   kernel.columnBlocks = w.columnBlocks();
   kernel.tokens = w.tokens;
   kernel.threads = w.threads();
+  kernel.split = w.split;
   if (w.tensorMapCopies) {
     kernel.tensorMapRows = w.tokens;
     kernel.dynamicSharedBytes = w.dynamicSharedBytes();
@@ -828,10 +994,12 @@ LogicalResult mlir::microscale::outlineHopperWgmmaMatmul(
 /// fields, not the kernel's arithmetic; D(r, t) is register
 /// 4 (t / 8) + 2 ((r % 16) / 8) + t % 2 of lane 4 (r % 8) + (t % 8) / 2.
 /// `a`: [warp][tile][32 lanes][16] i32 (tile `c`'s step `j` at 4 j),
-/// `acc`: [warp][tile][32 lanes][T / 2] f32, `stages`: i32 words.
+/// `acc`: [split][warp][tile][32 lanes][T / 2] f32 (the block of split
+/// `split`'s), `stages`: i32 words.
 static void emulateWgmma(OpBuilder &b, Location loc, const WgmmaPlan &w,
-                         Value a, Value acc, Value stages, Value group,
-                         int64_t c, int64_t j, Value descriptor) {
+                         Value a, Value acc, Value stages, Value split,
+                         Value group, int64_t c, int64_t j,
+                         Value descriptor) {
   Emitter e(b, loc);
   Type f32 = b.getF32Type(), i64 = b.getI64Type();
   auto field = [&](int64_t shift, int64_t mask) {
@@ -867,7 +1035,7 @@ static void emulateWgmma(OpBuilder &b, Location loc, const WgmmaPlan &w,
   Value regD = e.add(e.add(e.mul(e.div(t, 8), 4), e.mul(e.div(e.rem(r, 16), 8), 2)),
                      e.rem(t, 2));
   Value startSum = memref::LoadOp::create(
-      b, loc, acc, ValueRange{warp, e.index(c), laneD, regD});
+      b, loc, acc, ValueRange{split, warp, e.index(c), laneD, regD});
   auto sum = scf::ForOp::create(
       b, loc, e.index(0), e.index(16), e.index(1), ValueRange{startSum},
       [&](OpBuilder &kb, Location kl, Value k, ValueRange partial) {
@@ -896,7 +1064,7 @@ static void emulateWgmma(OpBuilder &b, Location loc, const WgmmaPlan &w,
             ValueRange{arith::AddFOp::create(kb, kl, partial[0], product)});
       });
   memref::StoreOp::create(b, loc, sum.getResult(0), acc,
-                          ValueRange{warp, e.index(c), laneD, regD});
+                          ValueRange{split, warp, e.index(c), laneD, regD});
 }
 
 bool mlir::microscale::canPlanHopperWgmma(MixedMatmulStorageOp op,
@@ -946,8 +1114,10 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
   Value rows = args.size() > 5 ? args[5] : Value();
   weights.rows = emitter.rows = rows;
   const int64_t warps = 4 * w.warpgroups, n = w.tokens / 2;
+  // Each split's block's sums, added in rank order at the end as the
+  // cluster's first block adds them.
   Value acc = memref::AllocaOp::create(
-      b, loc, MemRefType::get({warps, w.groupTiles, 32, n}, f32));
+      b, loc, MemRefType::get({w.split, warps, w.groupTiles, 32, n}, f32));
   Value aRegs = memref::AllocaOp::create(
       b, loc, MemRefType::get({warps, w.groupTiles, 32, 16}, i32));
   auto loop = [&](Value lo, Value hi) {
@@ -963,15 +1133,20 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
   Value block = upTo(w.columnBlocks());
   {
     OpBuilder::InsertionGuard guard(b);
-    Value warp = upTo(warps), c = upTo(w.groupTiles), lane = upTo(32),
-          i = upTo(n);
-    memref::StoreOp::create(b, loc, zero, acc, ValueRange{warp, c, lane, i});
+    Value z = upTo(w.split), warp = upTo(warps), c = upTo(w.groupTiles),
+          lane = upTo(32), i = upTo(n);
+    memref::StoreOp::create(b, loc, zero, acc,
+                            ValueRange{z, warp, c, lane, i});
   }
   {
     OpBuilder::InsertionGuard guard(b);
-    Value chunk = upTo(p.chunks);
-    // The kernel copies chunk i into stage i % S.
-    Value stage = e.rem(chunk, w.stages);
+    // Split z's block takes chunks [z C / S, (z + 1) C / S) and copies its
+    // r-th into stage r % S.
+    Value z = upTo(w.split);
+    auto [firstChunk, chunkCount] = splitChunks(e, w, z);
+    Value relative = loop(e.index(0), chunkCount);
+    Value chunk = e.add(firstChunk, relative);
+    Value stage = e.rem(relative, w.stages);
     if (w.tensorMapCopies) {
       emitter.emulateTensorBox(e, tokenBlock, chunk, stage);
     } else {
@@ -1009,15 +1184,22 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
         arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0);
     for (int64_t j = 0; j < 4; ++j)
       for (int64_t c = 0; c < w.groupTiles; ++c)
-        emulateWgmma(b, loc, w, aRegs, acc, stages, group, c, j,
+        emulateWgmma(b, loc, w, aRegs, acc, stages, z, group, c, j,
                      emitter.descriptor(e, sharedBase, stage, j));
   }
   Value warp = upTo(warps), lane = upTo(32);
   for (int64_t c = 0; c < w.groupTiles; ++c) {
     SmallVector<Value> sums;
-    for (int64_t i = 0; i < n; ++i)
-      sums.push_back(memref::LoadOp::create(
-          b, loc, acc, ValueRange{warp, e.index(c), lane, e.index(i)}));
+    for (int64_t i = 0; i < n; ++i) {
+      Value sum;
+      for (int64_t z = 0; z < w.split; ++z) {
+        Value part = memref::LoadOp::create(
+            b, loc, acc,
+            ValueRange{e.index(z), warp, e.index(c), lane, e.index(i)});
+        sum = z ? arith::AddFOp::create(b, loc, sum, part).getResult() : part;
+      }
+      sums.push_back(sum);
+    }
     emitter.store(e, block, tokenBlock, warp, lane, c, sums);
   }
   return true;

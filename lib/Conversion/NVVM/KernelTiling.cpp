@@ -164,12 +164,14 @@ FailureOr<MixedMatmulOptions> mlir::microscale::getMatmulTiling(Operation *op) {
   reader.integer("activation_stages", tiling.activationStages);
   reader.integer("weight_stages", tiling.weightStages);
   reader.integer("max_registers", tiling.maxRegisters);
+  reader.integer("cluster_split_k", tiling.clusterSplitK);
   unsigned copies = 0;
   reader.choice("activation_copies", {"chosen", "tma", "cp.async"}, copies);
   tiling.activationCopies = static_cast<ActivationCopies>(copies);
   if (failed(reader.finish()))
     return failure();
   reader.check("max_registers", tiling.maxRegisters, 0, 255);
+  reader.check("cluster_split_k", tiling.clusterSplitK, 0, 8);
   if (failed(reader.finish()))
     return failure();
   return tiling;
@@ -242,6 +244,7 @@ struct SetTilingPass
         integer("activation_stages", matmulActivationStages);
         integer("weight_stages", matmulWeightStages);
         integer("max_registers", matmulMaxRegisters);
+        integer("cluster_split_k", matmulClusterSplitK);
         if (matmulActivationCopies.hasValue())
           entries.push_back(b.getNamedAttr(
               "activation_copies", b.getStringAttr(matmulActivationCopies)));

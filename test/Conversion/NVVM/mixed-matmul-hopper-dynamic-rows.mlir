@@ -24,7 +24,7 @@
 // CHECK: case 2 {
 // CHECK: @mixed_matmul_hopper_0_rows16
 // CHECK: case 3 {
-// CHECK: @mixed_matmul_hopper_0_rows17
+// CHECK: @mixed_matmul_hopper_0_rows17 blocks in (%c90, %{{.*}}, %c3)
 // CHECK: case 4 {
 // CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0_rows65 blocks in (%{{.*}}, %[[T4:.*]], %{{.*}})
 // CHECK: case 5 {
@@ -39,9 +39,15 @@ func.func @serve(%a: memref<?x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518
 }
 
 // PTX-COUNT-3: .entry mixed_matmul_hopper_0_rows{{1|8|16}}(
+// The wgmma variants for up to 64 and 256 rows split K over the blocks of
+// a cluster (3 and 2: their 90 and 45 column tiles alone would not give
+// each of 132 SMs two blocks); the one for more rows does not.
 // PTX: .entry mixed_matmul_hopper_0_rows17(
-// PTX: wgmma.mma_async.sync.aligned.m64n32k16
-// PTX: .entry mixed_matmul_hopper_0_rows65(
+// PTX: .reqnctapercluster 1, 1, 3
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16
+// PTX: .entry mixed_matmul_hopper_0_rows65(
+// PTX: .reqnctapercluster 1, 1, 2
+// PTX: wgmma.mma_async.sync.aligned.m64n128k16
 // PTX: .entry mixed_matmul_hopper_0_rows257(
+// PTX-NOT: .reqnctapercluster
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16

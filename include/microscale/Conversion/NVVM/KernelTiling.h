@@ -85,6 +85,9 @@ struct MixedMatmulOptions {
   int64_t maxRegisters = 0;     // nvvm.maxnreg (0: the backend chooses)
   /// wgmma kernel: how the activations reach shared memory.
   ActivationCopies activationCopies = ActivationCopies::Chosen;
+  /// wgmma kernel: blocks of a thread block cluster that split K, their
+  /// sums added in rank order through distributed shared memory (1-8).
+  int64_t clusterSplitK = 0;
 };
 
 /// The explicit tiling on `op`, or the defaults where it has none; failure,

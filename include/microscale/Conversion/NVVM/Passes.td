@@ -113,7 +113,9 @@ def MicroscaleNVVMOutlineMatmul
     `unroll`, `chunk_k`, `warp_columns`, `warp_rows`, `column_warps`,
     `activation_stages`, `weight_stages`, `max_registers` (0: chosen),
     `activation_copies` (`"chosen"`: TMA for tiles of 128 tokens or more
-    where the chip has it, else cp.async; `"tma"`; `"cp.async"`); a tiling the kernel cannot take is reported at the op
+    where the chip has it, else cp.async; `"tma"`; `"cp.async"`),
+    `cluster_split_k` (the wgmma kernel: blocks of a cluster splitting K,
+    1 to 8; 0: chosen); a tiling the kernel cannot take is reported at the op
     with what would fit. A `scaled_matmul_storage` left by
     `microscale-nvvm-outline-scaled-matmul` is reported.
   }];
@@ -248,6 +250,12 @@ def MicroscaleNVVMSetTiling
            "dynamic shared memory), cp.async (static shared memory; for "
            "host code that cannot call MLIR's CUDA runtime to build the "
            "tensor map) or chosen (TMA for tiles of 128 tokens or more)">,
+    Option<"matmulClusterSplitK", "matmul-cluster-split-k", "int64_t",
+           /*default=*/"0",
+           "mixed_matmul, the Hopper-layout wgmma kernel: blocks of a "
+           "thread block cluster that split K, their sums added in rank "
+           "order through distributed shared memory (1 to 8; 0: chosen "
+           "from the chip model)">,
     Option<"tcgen05BulkCopies", "tcgen05-bulk-copies", "bool",
            /*default=*/"false",
            "scaled_matmul on sm_100a: the operand tiles by cp.async.bulk "

@@ -344,23 +344,36 @@ cluster_cases() {
       emit_hopper $m $kn 0 0 0 0 0 0 1
     done
   done
-  # Weight words 4 chunks ahead (the planner: 2 above 64 tokens) and token
-  # tiles beside the planner's, with K split.
-  for kn in "2880 5760" "8192 8192"; do
-    emit_hopper 100 $kn 0 0 0 0 0 0 0 4
-    emit_hopper 100 $kn 0 0 56 0 0 0 0 0
-    emit_hopper 256 $kn 0 0 128 4 0 0 2 4
-    emit_hopper 256 $kn 0 0 64 4 0 0 2
-    emit_hopper 256 $kn 0 0 64 4 0 0 3
-  done
-  emit_hopper 64 2880 5760 0 0 0 0 0 0 4
+  # The token tiles beside the planner's (1504 x 1000, M = 256: 32 tokens
+  # without a split, the previous default; 32 split in two).
+  emit_hopper 256 1504 1000 0 0 32 4 0 0 1
+  emit_hopper 256 1504 1000 0 0 32 4 0 0 2
+  emit_hopper 100 2880 5760 0 0 56 4 0 0 2
   emit_hopper 1000 2880 5760
   emit_hopper 4096 2880 5760
-  emit_hopper 4096 1504 1000
   emit_hopper_dynamic 2880 5760 24 64 100 256 1000
+}
+# The cluster split's neighbours of the planner's choice: more blocks per
+# split, token tiles of 128 (TMA) or 104 (cp.async) at M = 100.
+cluster_sweep_cases() {
+  for kn in "2880 5760" "8192 8192"; do
+    for z in 2 3 4 5 6; do
+      emit_hopper 32 $kn 0 0 0 0 0 0 $z
+      emit_hopper 64 $kn 0 0 0 0 0 0 $z
+    done
+    emit_hopper 100 $kn
+    emit_hopper 100 $kn 0 0 128 4 0 0 2
+    emit_hopper 100 $kn 0 0 128 4 0 0 3
+    emit_hopper 100 $kn 0 0 104 4 0 2 3
+    emit_hopper 100 $kn 0 0 104 4 0 1 2
+    emit_hopper 256 $kn
+    emit_hopper 256 $kn 0 0 128 4 0 0 3
+  done
 }
 if [ "$mode" = cluster ]; then
   cluster_cases
+elif [ "$mode" = cluster-sweep ]; then
+  cluster_sweep_cases
 elif [ "$mode" = tma ]; then
   tma_cases
 elif [ "$mode" = tma-stages ]; then

@@ -171,13 +171,22 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
                                 llvm::divideCeil(p.m, w.tokens)) *
            w.split;
   };
-  constexpr int64_t kMinClusterSplitChunks = 8, kMaxClusterSplit = 8;
-  while (w.split < kMaxClusterSplit &&
+  // Tiles above 64 tokens split in two at most: three ran 30-40% slower
+  // than two there (docs/performance.md, "Measurements behind defaults").
+  constexpr int64_t kMinClusterSplitChunks = 8;
+  const int64_t maxSplit = w.tokens > 64 ? 2 : 8;
+  while (w.split < maxSplit &&
          blocksOfOneWarpgroup() < 2 * smCount &&
          p.chunks / (w.split + 1) >= kMinClusterSplitChunks)
     ++w.split;
-  while (w.tokens > 32 && blocksOfOneWarpgroup() < 2 * smCount)
-    w.tokens = llvm::alignTo(llvm::divideCeil(w.tokens, 2), 8);
+  // With K split, not below 64 tokens (104-token tiles split in two ran
+  // faster than 56-token ones split in three); else down to 32 or below.
+  while (blocksOfOneWarpgroup() < 2 * smCount) {
+    const int64_t half = llvm::alignTo(llvm::divideCeil(w.tokens, 2), 8);
+    if (w.split > 1 ? half < 64 : w.tokens <= 32)
+      break;
+    w.tokens = half;
+  }
   if (options.warpRows) {
     if (options.warpRows % 8 || options.warpRows < 8 ||
         options.warpRows > 256)

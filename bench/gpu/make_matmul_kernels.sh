@@ -368,6 +368,9 @@ cluster_sweep_cases() {
     emit_hopper 100 $kn 0 0 104 4 0 1 2
     emit_hopper 256 $kn
     emit_hopper 256 $kn 0 0 128 4 0 0 3
+    # One token tile of 256 (the weight decoded once), split 2 or 4.
+    emit_hopper 256 $kn 0 0 256 4 0 0 2
+    emit_hopper 256 $kn 0 0 256 4 0 0 4
   done
 }
 if [ "$mode" = cluster ]; then

@@ -48,12 +48,17 @@
 // Tiling: W warpgroups per block (the block's tokens shared), ct 64-column
 // tiles per warpgroup, T tokens per block tile (a multiple of 8 up to 256),
 // S stages in static shared memory; the grid is column tiles x token
-// tiles, column tiles fastest (blocks in flight share their activations in
-// L2).
+// tiles x Z, column tiles fastest (blocks in flight share their
+// activations in L2). Z > 1 splits K over the Z blocks of a thread block
+// cluster: block z takes chunks [z C / Z, (z + 1) C / Z), and the
+// cluster's rank 0 adds the others' sums, left in their stages, in rank
+// order through distributed shared memory before it stores the tile
+// (ClusterSharedMemory.h).
 //
 //===----------------------------------------------------------------------===//
 #include "HopperWgmmaMatmul.h"
 
+#include "ClusterSharedMemory.h"
 #include "HopperLayoutMatmulEmitter.h"
 #include "OutlineSupport.h"
 #include "TensorMapCopies.h"
@@ -551,49 +556,6 @@ SmallVector<ChunkWords, 2> unflattenChunk(const WgmmaPlan &w, ValueRange all) {
   return words;
 }
 } // namespace
-
-namespace cluster {
-/// Inline PTX of the thread block cluster's shared memory (NVVM's ops of
-/// these are lowered by convert-nvvm-to-llvm, which the kernel pipeline
-/// does not run).
-static LLVM::InlineAsmOp ptx(OpBuilder &b, Location loc, Type result,
-                             ValueRange operands, StringRef text,
-                             StringRef constraints) {
-  return LLVM::InlineAsmOp::create(
-      b, loc, result, operands, text, constraints, /*has_side_effects=*/true,
-      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-}
-/// Every thread of every block of the cluster: what each wrote to shared
-/// memory before is visible to the others' reads after.
-static void barrier(OpBuilder &b, Location loc) {
-  ptx(b, loc, Type(), ValueRange{},
-      "barrier.cluster.arrive.release.aligned;\n"
-      "barrier.cluster.wait.acquire.aligned;",
-      "");
-}
-/// `value` (f32) to this block's shared address `address` (i32).
-static void storeSharedF32(OpBuilder &b, Location loc, Value address,
-                           Value value) {
-  ptx(b, loc, Type(), ValueRange{address, value}, "st.shared.f32 [$0], $1;",
-      "r,f");
-}
-/// The address in the shared memory of the cluster's block `rank` (i32)
-/// of this block's shared address `address` (i32).
-static Value mapShared(OpBuilder &b, Location loc, Value address,
-                       Value rank) {
-  return ptx(b, loc, b.getI32Type(), ValueRange{address, rank},
-             "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r")
-      .getResult(0);
-}
-/// The f32 at `address` (i32) of the cluster's shared memory.
-static Value loadSharedF32(OpBuilder &b, Location loc, Value address) {
-  return ptx(b, loc, b.getF32Type(), ValueRange{address},
-             "ld.shared::cluster.f32 $0, [$1];", "=f,r")
-      .getResult(0);
-}
-} // namespace cluster
 
 static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
                                        const WgmmaPlan &w,

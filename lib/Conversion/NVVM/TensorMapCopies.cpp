@@ -1,6 +1,8 @@
 //===- TensorMapCopies.cpp - TMA tile copies and mbarriers ----------------===//
 #include "TensorMapCopies.h"
 
+#include "InlinePtx.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -54,16 +56,6 @@ Value tma::createSwizzled128TensorMap(OpBuilder &b, Location loc,
                                       int64_t boxColumns) {
   return createTensorMap(b, loc, matrix, {boxRows, boxColumns},
                          /*swizzle128=*/true);
-}
-
-static LLVM::InlineAsmOp inlinePtx(OpBuilder &b, Location loc, Type result,
-                                   ValueRange operands, StringRef ptx,
-                                   StringRef constraints) {
-  return LLVM::InlineAsmOp::create(
-      b, loc, result, operands, ptx, constraints, /*has_side_effects=*/true,
-      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
 }
 
 void tma::initMbarriers(OpBuilder &b, Location loc, Value barriers,

@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
                             layout(scales));
   };
   struct Case {
-    const char *name;
+    std::string name;
     QTensorType from, to;
     StoragePart part = StoragePart::values;
   };
@@ -128,6 +128,12 @@ int main(int argc, char **argv) {
   const char *blackwellValue = "#microscale.blackwell_value";
   const char *hopperScale = "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>";
   const char *blackwellScale = "#microscale.blackwell_scale";
+  // The scales' conversion `from` -> `to` (values strided), named
+  // "scales: " + `name`.
+  auto scales = [&](const char *name, const char *from, const char *to) {
+    return Case{std::string("scales: ") + name, weightScales(from, rank - 2),
+                weightScales(to, rank - 2), StoragePart::scales};
+  };
   std::vector<Case> cases = {
       {"strided -> hopper_value(mx=-2, mma3)", weight(canonical, rank - 2),
        weight(hopperK, rank - 2)},
@@ -160,37 +166,21 @@ int main(int argc, char **argv) {
       {"strided -> strided(-2) (transpose)", weight(canonical, rank - 2),
        weight(kMajor, rank - 2)},
       // The weight's E8M0 scales ([16, 128, 4096]: 8 MiB).
-      {"scales: strided -> hopper_scale(mx=-2, 8 warps)",
-       weightScales(canonical, rank - 2), weightScales(hopperScale, rank - 2),
-       StoragePart::scales},
-      {"scales: hopper_scale(mx=-2, 8 warps) -> strided",
-       weightScales(hopperScale, rank - 2), weightScales(canonical, rank - 2),
-       StoragePart::scales},
-      {"scales: strided -> blackwell_scale", weightScales(canonical, rank - 2),
-       weightScales(blackwellScale, rank - 2), StoragePart::scales},
-      {"scales: blackwell_scale -> strided",
-       weightScales(blackwellScale, rank - 2), weightScales(canonical, rank - 2),
-       StoragePart::scales},
+      scales("strided -> hopper_scale(mx=-2, 8 warps)", canonical, hopperScale),
+      scales("hopper_scale(mx=-2, 8 warps) -> strided", hopperScale, canonical),
+      scales("strided -> blackwell_scale", canonical, blackwellScale),
+      scales("blackwell_scale -> strided", blackwellScale, canonical),
       // The scales in the checkpoint's K-major form (gpt-oss: [E, 90, N]
       // with the 90 blocks contiguous): to each GPU's layout, back, and the
       // transposes.
-      {"scales: strided(-2) -> hopper_scale(mx=-2, 8 warps)",
-       weightScales(kMajor, rank - 2), weightScales(hopperScale, rank - 2),
-       StoragePart::scales},
-      {"scales: hopper_scale(mx=-2, 8 warps) -> strided(-2)",
-       weightScales(hopperScale, rank - 2), weightScales(kMajor, rank - 2),
-       StoragePart::scales},
-      {"scales: strided(-2) -> blackwell_scale", weightScales(kMajor, rank - 2),
-       weightScales(blackwellScale, rank - 2), StoragePart::scales},
-      {"scales: blackwell_scale -> strided(-2)",
-       weightScales(blackwellScale, rank - 2), weightScales(kMajor, rank - 2),
-       StoragePart::scales},
-      {"scales: strided(-2) -> strided (transpose)",
-       weightScales(kMajor, rank - 2), weightScales(canonical, rank - 2),
-       StoragePart::scales},
-      {"scales: strided -> strided(-2) (transpose)",
-       weightScales(canonical, rank - 2), weightScales(kMajor, rank - 2),
-       StoragePart::scales},
+      scales("strided(-2) -> hopper_scale(mx=-2, 8 warps)", kMajor,
+             hopperScale),
+      scales("hopper_scale(mx=-2, 8 warps) -> strided(-2)", hopperScale,
+             kMajor),
+      scales("strided(-2) -> blackwell_scale", kMajor, blackwellScale),
+      scales("blackwell_scale -> strided(-2)", blackwellScale, kMajor),
+      scales("strided(-2) -> strided (transpose)", kMajor, canonical),
+      scales("strided -> strided(-2) (transpose)", canonical, kMajor),
   };
 
   int64_t canonicalBytes = 1;
@@ -297,7 +287,7 @@ int main(int argc, char **argv) {
     // memcpy moves canonicalBytes both ways in copyTime.
     double ratio = (bytes / seconds) / (2 * canonicalBytes / copyTime);
     llvm::outs() << llvm::format("| %s | %.0f | %.1f | %.2f | %.1f%% |\n",
-                                 c.name, compileSeconds * 1e3, seconds * 1e3,
+                                 c.name.c_str(), compileSeconds * 1e3, seconds * 1e3,
                                  bytes / seconds / 1e9, 100 * ratio);
   }
   return 0;

@@ -60,6 +60,7 @@
 
 #include "ClusterSharedMemory.h"
 #include "HopperLayoutMatmulEmitter.h"
+#include "InlinePtx.h"
 #include "OutlineSupport.h"
 #include "TensorMapCopies.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
@@ -461,12 +462,7 @@ public:
     operands.append(a.begin(), a.end());
     operands.push_back(descriptor);
     operands.push_back(arith::ConstantIntOp::create(b, loc, 1, 32));
-    auto asmOp = LLVM::InlineAsmOp::create(
-        b, loc, result, operands, ptx, constraints,
-        /*has_side_effects=*/true, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
+    auto asmOp = inlinePtx(b, loc, result, operands, ptx, constraints);
     SmallVector<Value> sums;
     for (int64_t i = 0; i < n; ++i)
       sums.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getResult(0),
@@ -619,8 +615,6 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   }
   // Whether relative chunk `r` is one of the block's.
   auto ownsChunk = [&](Emitter &at, Value r) -> Value {
-    if (w.split == 1)
-      return at.lt(r, p.chunks);
     return arith::CmpIOp::create(at.builder(), at.location(),
                                  arith::CmpIPredicate::ult, r, chunkCount);
   };
@@ -653,13 +647,13 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         at.toI32(at.mul(at.add(firstChunk, chunk), kChunkK)),
         at.toI32(at.mul(tokenBlock, w.tokens)), w.stageBytes());
   };
-  // `body` where relative chunk `s` (static) is one of the block's.
+  // `body` where relative chunk `s` (static) is one of the block's: none
+  // past the chunks; without a split, all the others.
   auto ifOwned = [&](int64_t s, function_ref<void()> body) {
-    if (w.split == 1) {
-      if (s < chunks)
-        body();
+    if (s >= chunks)
       return;
-    }
+    if (w.split == 1)
+      return body();
     auto owned = scf::IfOp::create(b, loc, ownsChunk(e, e.index(s)),
                                    /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
@@ -688,7 +682,7 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     auto first = scf::IfOp::create(b, loc, thread0, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&first.getThenRegion().front());
-    for (int64_t s = 0; s + 1 < depth && s < chunks; ++s)
+    for (int64_t s = 0; s + 1 < depth; ++s)
       ifOwned(s, [&] { copyByTensorMap(e, e.index(s)); });
   } else {
     for (int64_t s = 0; s + 1 < depth; ++s) {

@@ -99,6 +99,7 @@
 #include "microscale/Conversion/NVVM/TCGen05ScaledMatmul.h"
 
 #include "BlockScaledSupport.h"
+#include "InlinePtx.h"
 #include "OutlineSupport.h"
 #include "TensorMapCopies.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
@@ -467,13 +468,10 @@ void TensorCore::mma(OpBuilder &b, Location loc, Value d, Value aDescriptor,
                         : g.nvfp4 ? "mxf4nvf4.block_scale.scale_vec::4X"
                                   : "mxf4.block_scale.scale_vec::2X") +
                        " [$0], $1, $2, $3, [$5], [$6], p;\n}";
-    LLVM::InlineAsmOp::create(
+    inlinePtx(
         b, loc, Type(),
         ValueRange{d, aDescriptor, bDescriptor, idesc, enableInputD, sfa, sfb},
-        text, "r,l,l,r,r,r,r", /*has_side_effects=*/true,
-        /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-        ArrayAttr());
+        text, "r,l,l,r,r,r,r");
     return;
   }
   emulateMma(b, loc, d, aDescriptor, bDescriptor, idesc, enableInputD, sfa,
@@ -1167,16 +1165,12 @@ private:
       Value destination =
           arith::AddIOp::create(b, loc, asyncShared, e.toI32(at));
       Value full = fullBarrier(e, chunk);
-      LLVM::InlineAsmOp::create(
-          b, loc, Type(), ValueRange{destination, source, full},
-          "{\n.reg .b64 g;\ncvta.to.global.u64 g, $1;\n"
-          "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$2], 16;\n"
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
-          "[$0], [g], 16, [$2];\n}",
-          "r,l,r", /*has_side_effects=*/true, /*is_align_stack=*/false,
-          LLVM::tailcallkind::TailCallKind::None,
-          LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-          ArrayAttr());
+      inlinePtx(b, loc, Type(), ValueRange{destination, source, full},
+                "{\n.reg .b64 g;\ncvta.to.global.u64 g, $1;\n"
+                "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$2], 16;\n"
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::"
+                "bytes [$0], [g], 16, [$2];\n}",
+                "r,l,r");
     }
     b.setInsertionPointToStart(&branch.getElseRegion().front());
     vector::StoreOp::create(
@@ -1474,13 +1468,8 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
       Emitter te(lb, ll);
       Value stage = te.rem(chunk, kStages);
       Value full = te.toI32(barrierOf(te, te.add(stage, kStages)));
-      LLVM::InlineAsmOp::create(
-          lb, ll, Type(), ValueRange{full},
-          "mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
-          /*has_side_effects=*/true, /*is_align_stack=*/false,
-          LLVM::tailcallkind::TailCallKind::None,
-          LLVM::AsmDialectAttr::get(lb.getContext(), LLVM::AsmDialect::AD_ATT),
-          ArrayAttr());
+      inlinePtx(lb, ll, Type(), ValueRange{full},
+                "mbarrier.arrive.shared::cta.b64 _, [$0];", "r");
       tma::waitParity(lb, ll, full, te.band(te.toI32(te.div(chunk, kStages)), 1));
       NVVM::Tcgen05FenceOp::create(lb, ll,
                                    NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC);

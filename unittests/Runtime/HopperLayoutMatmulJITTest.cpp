@@ -212,14 +212,19 @@ INSTANTIATE_TEST_SUITE_P(
 namespace {
 
 /// The ragged (experts) form with the weight in the Hopper layouts, run on
-/// the host by emulateHopperLayoutMatmulOnHost (the decode kernel, grid z
-/// the expert, each block walking its expert's rows in groups): slices by
+/// the host by emulateHopperLayoutMatmulOnHost, on each kernel (the wgmma
+/// kernel, grid y the expert, by default; the decode kernel, grid z the
+/// expert, with split_k), each block walking its expert's rows in groups
+/// or token tiles: slices by
 /// offsets and counts (one of 11 rows, more than a group; an empty one; one
 /// running past the ragged rows; a negative count), a gather with an
 /// out-of-range index and a scatter, K with a half last chunk, N past a
 /// column tile; against a float64 reference that skips exactly the rows the
 /// op documents as skipped; rows of `out` nothing writes keep their NaN.
-TEST(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
+class HopperLayoutMatmulOnHostRagged
+    : public ::testing::TestWithParam<MixedMatmulOptions> {};
+
+TEST_P(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
   auto contextOwner = ::microscale::testing::makeJitContext();
   MLIRContext &context = *contextOwner;
   const int64_t experts = 5, k = 160, n = 40, tokens = 9, rows = 20,
@@ -247,7 +252,8 @@ TEST(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
   auto engine = ::microscale::testing::compileForHost(
       context, text, compileError, [&](ModuleOp module) {
         module.walk([&](MixedMatmulStorageOp op) {
-          emulated = emulateHopperLayoutMatmulOnHost(op, *chip);
+          emulated =
+              emulateHopperLayoutMatmulOnHost(op, *chip, 0, GetParam());
         });
       });
   ASSERT_TRUE(engine) << compileError;
@@ -287,5 +293,20 @@ TEST(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
                 call, ref::dequantize(w, ref::E8M0Edges::OCP)),
             16u);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, HopperLayoutMatmulOnHostRagged,
+    ::testing::Values(
+        // The wgmma kernel as planned: 8-token tiles (twice the 4 ragged
+        // rows per expert), so expert 2's 11 rows take two tiles.
+        MixedMatmulOptions{},
+        // The decode kernel (a split of K is its key), 8-row groups.
+        tiling(2),
+        // wgmma: two warpgroups of two 64-column tiles (256 columns, all
+        // but 40 past N), 16-token tiles, 2 stages.
+        wgmmaTiling(16, 8, 32, 2),
+        // wgmma with K split over a cluster of 3 (one chunk each, the last
+        // the half chunk): the sums of every token tile added in rank order.
+        clusterSplit({}, 3)));
 
 } // namespace

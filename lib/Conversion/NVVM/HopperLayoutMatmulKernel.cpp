@@ -52,6 +52,7 @@
 #include "microscale/Conversion/NVVM/Passes.h"
 
 #include "HopperLayoutMatmulEmitter.h"
+#include "HopperRaggedForm.h"
 #include "HopperWgmmaMatmul.h"
 #include "MatmulPlanning.h"
 #include "OutlineSupport.h"
@@ -76,15 +77,6 @@ constexpr int64_t kMaxRows = 64;
 /// (on the H200, 2880 x 5760: 27 us at 40, 64 and 65 rows against the
 /// decode kernel's 40-46 us at 40 and 64: docs/performance.md).
 constexpr int64_t kDecodeRows = 16;
-
-/// The ragged (experts) form's static facts: grid z is the expert, a block
-/// walks its expert's rows in groups of the plan's rows.
-struct RaggedForm {
-  int64_t experts = 0;
-  int64_t raggedRows = 0, lhsRows = 0, outRows = 0;
-  int64_t valueBytes = 0, scaleBytes = 0; // per expert's images
-  bool gather = false, scatter = false;
-};
 } // namespace
 
 
@@ -292,52 +284,6 @@ static SmallVector<Value> emitMma(OpBuilder &b, Location loc, ValueRange a,
   return sums;
 }
 
-/// The ragged form, per block: its expert's first ragged row, the count
-/// of its rows (a negative count is an empty slice), their groups of the
-/// plan's rows, and the ragged index buffers; the expert's image offsets
-/// are set on `emitter`. `indices`: the kernel's offsets, counts, gather
-/// and scatter arguments (the last two where given).
-struct RaggedSlice {
-  Value start, count, groups, gather, scatter;
-};
-static RaggedSlice beginRaggedSlice(Emitter &e, HopperMatmulEmitter &emitter,
-                                    const HopperMatmulPlan &p,
-                                    const RaggedForm &ragged, Value expert,
-                                    ValueRange indices) {
-  OpBuilder &b = e.builder();
-  Location loc = e.location();
-  auto signedIndex = [&](Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v).getResult();
-  };
-  RaggedSlice slice;
-  slice.start = signedIndex(
-      memref::LoadOp::create(b, loc, indices[0], ValueRange{expert}));
-  slice.count = arith::MaxSIOp::create(
-      b, loc,
-      signedIndex(memref::LoadOp::create(b, loc, indices[1], ValueRange{expert})),
-      e.index(0));
-  const int64_t groupRows = 8 * p.rowTiles;
-  slice.groups = e.div(e.add(slice.count, groupRows - 1), groupRows);
-  unsigned next = 2;
-  slice.gather = ragged.gather ? indices[next++] : Value();
-  slice.scatter = ragged.scatter ? indices[next++] : Value();
-  emitter.valueBase = e.mul(expert, ragged.valueBytes);
-  emitter.scaleBase = e.mul(expert, ragged.scaleBytes);
-  return slice;
-}
-
-/// Sets `emitter`'s row maps for row group `group` of `slice`.
-static void enterRaggedGroup(Emitter &e, HopperMatmulEmitter &emitter,
-                             const HopperMatmulPlan &p,
-                             const RaggedForm &ragged, const RaggedSlice &slice,
-                             Value group) {
-  Value skipped = e.mul(group, 8 * p.rowTiles);
-  Value left =
-      arith::SubIOp::create(e.builder(), e.location(), slice.count, skipped);
-  setRaggedRows(emitter, e.add(slice.start, skipped), left, slice.gather,
-                slice.scatter, e.index(ragged.raggedRows),
-                e.index(ragged.lhsRows), e.index(ragged.outRows));
-}
 
 /// The kernel of plan `p`.
 static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
@@ -389,11 +335,11 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   scf::ForOp groups;
   if (ragged) {
     Value expert = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-    RaggedSlice slice = beginRaggedSlice(e, emitter, p, *ragged, expert,
+    RaggedSlice slice = beginRaggedSlice(e, emitter, 8 * p.rowTiles, *ragged, expert,
                                          entry.getArguments().drop_front(5));
     groups = scf::ForOp::create(b, loc, e.index(0), slice.groups, e.index(1));
     b.setInsertionPoint(groups.getBody()->getTerminator());
-    enterRaggedGroup(e, emitter, p, *ragged, slice, groups.getInductionVar());
+    enterRaggedGroup(e, emitter, *ragged, slice, groups.getInductionVar());
   }
   Value first, end;
   std::tie(first, end) = emitter.range(e, warp);
@@ -555,31 +501,7 @@ static void launchDecodeKernel(OpBuilder &b, Location loc,
       Value(), operands);
 }
 
-/// Whether `op` is the ragged (experts) form.
-static bool isRagged(MixedMatmulStorageOp op) {
-  return static_cast<bool>(op.getExpertOffsets());
-}
 
-/// The ragged form's facts of `op` (checked: static rows, experts).
-static RaggedForm getRaggedForm(MixedMatmulStorageOp op) {
-  QTensorType rhs = op.getRhsType();
-  RaggedForm r;
-  r.experts = rhs.getShape()[0];
-  r.lhsRows = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
-  r.outRows = cast<MemRefType>(op.getOut().getType()).getShape()[0];
-  r.gather = static_cast<bool>(op.getGatherIndices());
-  r.scatter = static_cast<bool>(op.getScatterIndices());
-  Value indices = r.gather ? op.getGatherIndices() : op.getScatterIndices();
-  r.raggedRows = indices ? cast<MemRefType>(indices.getType()).getShape()[0]
-                         : r.lhsRows;
-  // Each expert's images follow one another (the batch dimension is the
-  // layouts' outermost).
-  r.valueBytes =
-      ShapedType::getNumElements(rhs.getValueStorageShape()) / r.experts;
-  r.scaleBytes =
-      ShapedType::getNumElements(rhs.getScaleStorageShape()) / r.experts;
-  return r;
-}
 
 /// The rows the ragged form's decode kernel is planned for: the ragged
 /// rows per expert, at least 1 and at most 16 (a block walks more).
@@ -589,35 +511,6 @@ static int64_t raggedPlanRows(const RaggedForm &r) {
       kDecodeRows);
 }
 
-/// The ragged form's kernel arguments: lhs and out flat with their own
-/// rows, then the expert offsets and counts, the gather and the scatter.
-static SmallVector<Type> raggedKernelArguments(MixedMatmulStorageOp op,
-                                               const HopperMatmulPlan &p,
-                                               const RaggedForm &r) {
-  SmallVector<Type> types = kernelArguments(op, p);
-  auto flat = [](Type type, int64_t elements) {
-    return MemRefType::get({elements}, cast<MemRefType>(type).getElementType());
-  };
-  types[0] = flat(types[0], r.lhsRows * p.k);
-  types[3] = flat(types[3], r.outRows * p.n);
-  for (Value index : {op.getExpertOffsets(), op.getExpertCounts(),
-                      op.getGatherIndices(), op.getScatterIndices()})
-    if (index)
-      types.push_back(index.getType());
-  return types;
-}
-
-static SmallVector<Value> raggedKernelOperands(OpBuilder &builder,
-                                               MixedMatmulStorageOp op,
-                                               ArrayRef<Type> types) {
-  SmallVector<Value> operands =
-      kernelOperands(builder, op, types.take_front(5));
-  for (Value index : {op.getExpertOffsets(), op.getExpertCounts(),
-                      op.getGatherIndices(), op.getScatterIndices()})
-    if (index)
-      operands.push_back(index);
-  return operands;
-}
 
 /// The ragged form: the decode kernel with grid z the expert.
 static LogicalResult outlineRagged(MixedMatmulStorageOp op,
@@ -763,7 +656,10 @@ LogicalResult mlir::microscale::outlineHopperLayoutMatmul(
   if (failed(checkHopperLayoutMatmul(op, chip)))
     return failure();
   if (isRagged(op))
-    return outlineRagged(op, kernels, index, chip, smCount, options);
+    return raggedTakesWgmma(chip, options)
+               ? outlineHopperWgmmaRagged(op, kernels, index, chip, smCount,
+                                          options)
+               : outlineRagged(op, kernels, index, chip, smCount, options);
   if (hasDynamicRows(op))
     return outlineDynamicRows(op, kernels, index, chip, smCount, options);
   // Above decode sizes: the wgmma kernel (the decoded weight serves a
@@ -898,9 +794,9 @@ static void emitDecodeEmulation(OpBuilder &b, Location loc,
   if (ragged) {
     // Grid z and the block's loop over its expert's row groups.
     Value expert = upTo(ragged->experts);
-    RaggedSlice slice = beginRaggedSlice(e, emitter, p, *ragged, expert,
+    RaggedSlice slice = beginRaggedSlice(e, emitter, 8 * p.rowTiles, *ragged, expert,
                                          args.drop_front(5));
-    enterRaggedGroup(e, emitter, p, *ragged, slice,
+    enterRaggedGroup(e, emitter, *ragged, slice,
                      loop(e.index(0), slice.groups));
   }
   {
@@ -995,6 +891,8 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
                                     [](Diagnostic &) { return success(); });
     if (failed(checkHopperLayoutMatmul(op, chip)))
       return false;
+    if (isRagged(op) && raggedTakesWgmma(chip, options))
+      return emulateHopperWgmmaRaggedOnHost(op, chip, smCount, options);
     if (isRagged(op)) {
       const RaggedForm ragged = getRaggedForm(op);
       FailureOr<HopperMatmulPlan> planned = planHopperMatmul(

@@ -75,6 +75,28 @@ bool emitHopperWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
 /// the swizzled stages, per lane its weight words and decode, each wgmma
 /// from the PTX ISA's fragment tables and the descriptor's fields, the
 /// epilogue); false, changing nothing, where it would not apply.
+/// Whether the ragged (experts) form takes the wgmma kernel: where the chip
+/// has wgmma and no tiling key of the decode kernel (split_k, unroll,
+/// chunk_k) asks for that one.
+bool raggedTakesWgmma(const nvvm::NVIDIAChip &chip,
+                      const MixedMatmulOptions &options);
+
+/// The ragged form on the wgmma kernel: grid (column blocks, experts,
+/// cluster split), each block walking its expert's rows in token tiles,
+/// rows through the gather (cp.async per row) and the scatter.
+LogicalResult outlineHopperWgmmaRagged(MixedMatmulStorageOp op,
+                                       gpu::GPUModuleOp kernels,
+                                       unsigned index,
+                                       const nvvm::NVIDIAChip &chip,
+                                       int64_t smCount,
+                                       const MixedMatmulOptions &options);
+
+/// Its host emulation (as emulateHopperWgmmaMatmulOnHost).
+bool emulateHopperWgmmaRaggedOnHost(MixedMatmulStorageOp op,
+                                    const nvvm::NVIDIAChip &chip,
+                                    int64_t smCount,
+                                    const MixedMatmulOptions &options);
+
 bool emulateHopperWgmmaMatmulOnHost(MixedMatmulStorageOp op,
                                     const nvvm::NVIDIAChip &chip,
                                     int64_t smCount,

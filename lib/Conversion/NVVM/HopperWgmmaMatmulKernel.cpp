@@ -60,6 +60,7 @@
 
 #include "ClusterSharedMemory.h"
 #include "HopperLayoutMatmulEmitter.h"
+#include "HopperRaggedForm.h"
 #include "InlinePtx.h"
 #include "OutlineSupport.h"
 #include "TensorMapCopies.h"
@@ -87,6 +88,9 @@ struct WgmmaPlan {
   int64_t stages;        // S
   int64_t weightDepth;   // chunks of weight words in registers ahead
   int64_t split = 1;     // blocks of a cluster splitting K (grid z)
+  // The ragged form: grid y is the expert (each block walks its expert's
+  // rows in token tiles), so the planner counts this many times the blocks.
+  int64_t experts = 1;
   // The activations by TMA into dynamic shared memory (mbarrier per
   // stage); else by cp.async into static shared memory.
   bool tensorMapCopies;
@@ -126,11 +130,10 @@ static std::pair<Value, Value> splitChunks(Emitter &e, const WgmmaPlan &w,
                      .getResult()};
 }
 
-static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
-                                            const MixedMatmulOptions &options,
-                                            const nvvm::NVIDIAChip &chip,
-                                            int64_t smCount,
-                                            int64_t planRows) {
+static FailureOr<WgmmaPlan>
+planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
+                const nvvm::NVIDIAChip &chip, int64_t smCount,
+                int64_t planRows, const RaggedForm *ragged = nullptr) {
   QTensorType rhs = op.getRhsType();
   auto scales = cast<HopperScaleAttr>(rhs.getScaleLayout());
   WgmmaPlan w;
@@ -148,6 +151,8 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
   p.rowBytes = 4 * llvm::alignTo(p.k / 2, 64);
   p.scaleRowBytes = 32 * llvm::alignTo(p.k / 32, 2);
   p.scaleWarps = scales.getNumWarps();
+  if (ragged)
+    w.experts = ragged->experts;
   if (rhs.getValueStorageShape().back() != p.rowBytes ||
       rhs.getScaleStorageShape().back() != p.scaleRowBytes)
     return op.emitOpError() << "unexpected Hopper storage shapes";
@@ -166,6 +171,15 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
   // one tile of 104, not 128 with 28 rows of zeros).
   const int64_t tokenTiles = llvm::divideCeil(p.m, 128);
   w.tokens = llvm::alignTo(llvm::divideCeil(p.m, tokenTiles), 8);
+  // An explicit token tile comes first: the split below is chosen for it.
+  if (options.warpRows) {
+    if (options.warpRows % 8 || options.warpRows < 8 ||
+        options.warpRows > 256)
+      return op.emitOpError() << "tiling warp_rows = " << options.warpRows
+                              << " (tokens per wgmma tile) must be a multiple "
+                                 "of 8 from 8 to 256";
+    w.tokens = options.warpRows;
+  }
   // A block's chunks follow one another, so the blocks in flight are what
   // hides their latency at a few hundred rows: while the blocks of one
   // warpgroup would not give every SM two, split K over the blocks of a
@@ -175,7 +189,7 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
   auto blocksOfOneWarpgroup = [&] {
     return static_cast<int64_t>(llvm::divideCeil(p.n, 64) *
                                 llvm::divideCeil(p.m, w.tokens)) *
-           w.split;
+           w.experts * w.split;
   };
   // Tiles above 64 tokens split in two at most: three ran 30-40% slower
   // than two there (docs/performance.md, "Measurements behind defaults").
@@ -187,19 +201,11 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
     ++w.split;
   // With K split, not below 64 tokens (104-token tiles split in two ran
   // faster than 56-token ones split in three); else down to 32 or below.
-  while (blocksOfOneWarpgroup() < 2 * smCount) {
+  while (!options.warpRows && blocksOfOneWarpgroup() < 2 * smCount) {
     const int64_t half = llvm::alignTo(llvm::divideCeil(w.tokens, 2), 8);
     if (w.split > 1 ? half < 64 : w.tokens <= 32)
       break;
     w.tokens = half;
-  }
-  if (options.warpRows) {
-    if (options.warpRows % 8 || options.warpRows < 8 ||
-        options.warpRows > 256)
-      return op.emitOpError() << "tiling warp_rows = " << options.warpRows
-                              << " (tokens per wgmma tile) must be a multiple "
-                                 "of 8 from 8 to 256";
-    w.tokens = options.warpRows;
   }
   w.groupTiles = 1;
   if (options.warpColumns) {
@@ -218,8 +224,9 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
   // With K split, two warpgroups only where their blocks still give every
   // SM two (a split block's few chunks leave less to hide latency with).
   w.warpgroups = 2;
-  if (w.tokens < 128 || w.columnBlocks() * w.tokenBlocks() * w.split <
-                            (w.split > 1 ? 2 : 1) * smCount)
+  if (w.tokens < 128 ||
+      w.columnBlocks() * w.tokenBlocks() * w.experts * w.split <
+          (w.split > 1 ? 2 : 1) * smCount)
     w.warpgroups = 1;
   if (options.columnWarps) {
     if (options.columnWarps % 4 || options.columnWarps > 16)
@@ -234,8 +241,14 @@ static FailureOr<WgmmaPlan> planWgmmaMatmul(MixedMatmulStorageOp op,
   // copies and their addressing), cp.async on smaller ones, where TMA
   // measured slower (docs/performance.md, "Measurements behind defaults
   // in the code").
+  // The ragged form gathers its rows, which sm_90's tensor copies cannot.
+  if (ragged && options.activationCopies == ActivationCopies::TMA)
+    return op.emitOpError()
+           << "tiling activation_copies = \"tma\" does not apply to the "
+              "ragged (experts) form: its rows come through the gather "
+              "(cp.async per row)";
   w.tensorMapCopies =
-      chip.hasTMA &&
+      !ragged && chip.hasTMA &&
       (options.activationCopies == ActivationCopies::TMA ||
        (options.activationCopies == ActivationCopies::Chosen &&
         w.tokens >= 128));
@@ -343,12 +356,60 @@ public:
                   at.mul(x, 16));
   }
 
+  /// Local row `row` of token tile `tokenBlock` as an lhs row (safe to
+  /// address) and whether it is read: the ragged form's map, else the
+  /// tile's token below the rows.
+  std::pair<Value, Value> lhsRowOf(Emitter &at, Value tokenBlock,
+                                   Value row) const {
+    if (lhsRow)
+      return lhsRow(at, row);
+    Value token = at.add(at.mul(tokenBlock, w.tokens), row);
+    return {token, below(at, token, rowCount(at))};
+  }
+  /// Local row `row` of token tile `tokenBlock` as an out row and whether
+  /// it is written.
+  std::pair<Value, Value> outRowOf(Emitter &at, Value tokenBlock,
+                                   Value row) const {
+    if (outRow)
+      return outRow(at, row);
+    Value token = at.add(at.mul(tokenBlock, w.tokens), row);
+    return {token, below(at, token, rowCount(at))};
+  }
+
+  /// The copies' units per thread: unit u = thread + threads i.
+  int64_t unitsPerThread() const {
+    return llvm::divideCeil(w.tokens * 8, w.threads());
+  }
+
+  /// Thread `thread`'s source rows of its copies (unit i's lhs row times K
+  /// and whether it is read), computed once per token tile where a row
+  /// map reads index buffers (the ragged form's gather); empty otherwise.
+  struct CopyRows {
+    SmallVector<Value> base, inside;
+  };
+  CopyRows copyRows(Emitter &at, Value tokenBlock, Value thread) const {
+    CopyRows rows;
+    if (!lhsRow)
+      return rows;
+    for (int64_t i = 0; i < unitsPerThread(); ++i) {
+      // Units past the tile's (the last i) read row 0's map, unused.
+      Value row = arith::MinUIOp::create(
+          at.builder(), at.location(),
+          at.div(at.add(thread, w.threads() * i), 8), at.index(w.tokens - 1));
+      auto [token, inside] = lhsRowOf(at, tokenBlock, row);
+      rows.base.push_back(at.mul(token, p.k));
+      rows.inside.push_back(inside);
+    }
+    return rows;
+  }
+
   /// Thread `thread`'s copies of chunk `chunk`'s activations (token block
-  /// `tokenBlock`) into stage `stage`: 16-byte units, unit u = thread +
-  /// threads i of token row u / 8, K 8 (u % 8). Tokens past M and K past K
-  /// copy nothing and zero-fill (source clamped to element 0).
+  /// `tokenBlock`, or the rows of `rows` where given) into stage `stage`:
+  /// 16-byte units, unit u = thread + threads i of token row u / 8, K 8
+  /// (u % 8). Tokens past M and K past K copy nothing and zero-fill
+  /// (source clamped to element 0).
   void copyChunk(Emitter &at, Value tokenBlock, Value thread, Value chunk,
-                 Value stage) const {
+                 Value stage, const CopyRows &rows = {}) const {
     OpBuilder &b = at.builder();
     Location loc = at.location();
     const int64_t units = w.tokens * 8;
@@ -362,13 +423,19 @@ public:
         b.setInsertionPointToStart(&inRange.getThenRegion().front());
       }
       Value row = at.div(unit, 8), part = at.rem(unit, 8);
-      Value token = at.add(at.mul(tokenBlock, w.tokens), row);
       Value k = at.add(at.mul(chunk, kChunkK), at.mul(part, 8));
-      Value inside = below(at, token, rowCount(at));
+      Value rowBase, inside;
+      if (rows.base.empty()) {
+        auto [token, read] = lhsRowOf(at, tokenBlock, row);
+        rowBase = at.mul(token, p.k);
+        inside = read;
+      } else {
+        rowBase = rows.base[i];
+        inside = rows.inside[i];
+      }
       if (p.tail)
         inside = at.andI1(inside, at.lt(k, p.k));
-      Value source =
-          at.select(inside, at.add(at.mul(token, p.k), k), at.index(0));
+      Value source = at.select(inside, at.add(rowBase, k), at.index(0));
       Value dest = swizzled(at, stage, row, part);
       copyActivationUnit(at, stages, dest, lhs, source, inside, onHost);
     }
@@ -486,15 +553,19 @@ public:
                           c);
     Value column0 =
         at.add(at.add(at.mul(tile64, 64), at.mul(at.rem(warp, 4), 16)), g);
-    Value token0 = at.add(at.mul(tokenBlock, w.tokens), at.mul(q, 2));
+    // The lane's tokens: 2 q + 8 (i / 4) + i % 2 (each mapped once).
+    SmallVector<std::pair<Value, Value>> tokens;
+    for (int64_t t = 0; t < w.tokens / 4; ++t)
+      tokens.push_back(outRowOf(at, tokenBlock,
+                                at.add(at.mul(q, 2), 8 * (t / 2) + t % 2)));
     for (int64_t i = 0; i < w.tokens / 2; ++i) {
       Value column = at.add(column0, 8 * ((i / 2) % 2));
-      Value token = at.add(token0, 8 * (i / 4) + i % 2);
+      auto [token, written] = tokens[2 * (i / 4) + i % 2];
       Value value = arith::MulFOp::create(b, loc, sums[i], globalScale);
       if (value.getType() != outElement)
         value = arith::TruncFOp::create(b, loc, outElement, value);
       auto inside = scf::IfOp::create(
-          b, loc, at.andI1(below(at, token, rowCount(at)), at.lt(column, p.n)),
+          b, loc, at.andI1(written, at.lt(column, p.n)),
           /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&inside.getThenRegion().front());
@@ -506,6 +577,9 @@ public:
   /// The activation rows: `rows` where known at run time only.
   Value rowCount(Emitter &at) const { return rows ? rows : at.index(p.m); }
   Value rows;
+  /// The ragged form: the token tile's local rows through the gather and
+  /// the scatter (HopperMatmulEmitter::RowMap); null: dense tiles.
+  HopperMatmulEmitter::RowMap lhsRow, outRow;
 
 private:
   const WgmmaPlan &w;
@@ -557,7 +631,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
                                        const WgmmaPlan &w,
                                        gpu::GPUModuleOp kernels,
                                        StringRef name, ArrayRef<Type> argTypes,
-                                       const MixedMatmulOptions &options) {
+                                       const MixedMatmulOptions &options,
+                                       const RaggedForm *ragged) {
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
   const HopperMatmulPlan &p = w.base;
@@ -596,12 +671,17 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   HopperMatmulEmitter weights(p, lhs, values, scales, out, globalScale,
                               Value(), /*onHost=*/false);
   WgmmaEmitter emitter(w, lhs, out, globalScale, stages, /*onHost=*/false);
-  if (argTypes.size() > 5)
+  if (argTypes.size() > 5 && !ragged)
     weights.rows = emitter.rows = entry.getArgument(5);
   Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = e.rem(thread, 32), warp = e.div(thread, 32);
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-  Value tokenBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  // Grid y: the token tile; in the ragged form the expert, whose rows the
+  // block walks in token tiles (local rows through the row maps).
+  Value tokenBlock = ragged ? e.index(0)
+                            : gpu::BlockIdOp::create(b, loc,
+                                                     gpu::Dimension::y)
+                                  .getResult();
   // The block's share of the chunks, [firstChunk, firstChunk + chunkCount):
   // split z of the cluster (grid z) takes chunks [z C / S, (z + 1) C / S).
   Value firstChunk = e.index(0), chunkCount = e.index(p.chunks);
@@ -660,6 +740,23 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     b.setInsertionPointToStart(&owned.getThenRegion().front());
     body();
   };
+  // The ragged form: the expert's images and a loop over its rows in token
+  // tiles, everything below per tile (the cluster's blocks of a split
+  // share the expert, so they run the same tiles).
+  if (ragged) {
+    Value expert = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    RaggedSlice slice =
+        beginRaggedSlice(e, weights, w.tokens, *ragged, expert,
+                         entry.getArguments().drop_front(5));
+    auto tiles =
+        scf::ForOp::create(b, loc, e.index(0), slice.groups, e.index(1));
+    b.setInsertionPoint(tiles.getBody()->getTerminator());
+    enterRaggedGroup(e, weights, *ragged, slice, tiles.getInductionVar());
+    emitter.lhsRow = weights.lhsRow;
+    emitter.outRow = weights.outRow;
+  }
+  const WgmmaEmitter::CopyRows copyRows =
+      emitter.copyRows(e, tokenBlock, thread);
   if (w.tensorMapCopies) {
     tensorMap = entry.getArgument(function.getNumArguments() - 1);
     barriersAddress =
@@ -688,7 +785,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     for (int64_t s = 0; s + 1 < depth; ++s) {
       ifOwned(s, [&] {
         emitter.copyChunk(e, tokenBlock, thread,
-                          e.add(firstChunk, e.index(s)), e.index(s));
+                          e.add(firstChunk, e.index(s)), e.index(s),
+                          copyRows);
       });
       NVVM::CpAsyncCommitGroupOp::create(b, loc);
     }
@@ -779,7 +877,7 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
           else
             emitter.copyChunk(in, tokenBlock, thread,
                               in.add(firstChunk, ahead),
-                              in.rem(ahead, depth));
+                              in.rem(ahead, depth), copyRows);
         };
         if (!w.tensorMapCopies) {
           issueCopies();
@@ -818,6 +916,10 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   };
   if (w.split == 1) {
     storeSums(e, sums);
+    // The next token tile's copies refill the stages: every warpgroup is
+    // past its last wgmma first.
+    if (ragged)
+      gpu::BarrierOp::create(b, loc);
   } else {
     // The cluster's blocks add their sums in rank order: ranks 1 .. S - 1
     // leave theirs in their own stages (every warpgroup has waited for its
@@ -891,6 +993,28 @@ void HopperWgmmaKernel::launch(OpBuilder &b, Location loc, Value tokenBlocks,
       sharedBytes, arguments);
 }
 
+/// The kernel of plan `w` and what its launch needs.
+static HopperWgmmaKernel makeWgmmaKernel(MixedMatmulStorageOp op,
+                                         const WgmmaPlan &w,
+                                         gpu::GPUModuleOp kernels,
+                                         StringRef name,
+                                         ArrayRef<Type> argTypes,
+                                         const MixedMatmulOptions &options,
+                                         const RaggedForm *ragged) {
+  HopperWgmmaKernel kernel;
+  kernel.function =
+      buildWgmmaKernel(op, w, kernels, name, argTypes, options, ragged);
+  kernel.columnBlocks = w.columnBlocks();
+  kernel.tokens = w.tokens;
+  kernel.threads = w.threads();
+  kernel.split = w.split;
+  if (w.tensorMapCopies) {
+    kernel.tensorMapRows = w.tokens;
+    kernel.dynamicSharedBytes = w.dynamicSharedBytes();
+  }
+  return kernel;
+}
+
 FailureOr<HopperWgmmaKernel> mlir::microscale::buildHopperWgmmaKernel(
     MixedMatmulStorageOp op, gpu::GPUModuleOp kernels, StringRef name,
     const nvvm::NVIDIAChip &chip, int64_t smCount,
@@ -902,19 +1026,10 @@ FailureOr<HopperWgmmaKernel> mlir::microscale::buildHopperWgmmaKernel(
       op, options, chip, smCount ? smCount : chip.defaultSMCount, planRows);
   if (failed(planned))
     return failure();
-  const WgmmaPlan &w = *planned;
-  HopperWgmmaKernel kernel;
-  kernel.function = buildWgmmaKernel(op, w, kernels, name, argTypes, options);
-  kernel.columnBlocks = w.columnBlocks();
-  kernel.tokens = w.tokens;
-  kernel.threads = w.threads();
-  kernel.split = w.split;
-  if (w.tensorMapCopies) {
-    kernel.tensorMapRows = w.tokens;
-    kernel.dynamicSharedBytes = w.dynamicSharedBytes();
-  }
-  return kernel;
+  return makeWgmmaKernel(op, *planned, kernels, name, argTypes, options,
+                         nullptr);
 }
+
 
 SmallVector<Type>
 mlir::microscale::getHopperLayoutKernelArguments(MixedMatmulStorageOp op,
@@ -942,6 +1057,48 @@ LogicalResult mlir::microscale::outlineHopperWgmmaMatmul(
   kernel->launch(builder, op.getLoc(),
                  host.index(llvm::divideCeil(m, kernel->tokens)),
                  kernelOperands(builder, op, types), op.getLhs());
+  op.erase();
+  return success();
+}
+
+/// The token tile the ragged form is planned for: twice the ragged rows
+/// per expert (routing is uneven: with random top-k routing most experts
+/// then fit one tile), from 8 to 256.
+static int64_t raggedPlanRows(const RaggedForm &r) {
+  return std::clamp<int64_t>(2 * r.meanRows(), 8, 256);
+}
+
+bool mlir::microscale::raggedTakesWgmma(const nvvm::NVIDIAChip &chip,
+                                        const MixedMatmulOptions &options) {
+  return chip.hasWGMMA && !options.splitK && !options.unroll &&
+         !options.chunkK;
+}
+
+LogicalResult mlir::microscale::outlineHopperWgmmaRagged(
+    MixedMatmulStorageOp op, gpu::GPUModuleOp kernels, unsigned index,
+    const nvvm::NVIDIAChip &chip, int64_t smCount,
+    const MixedMatmulOptions &options) {
+  if (failed(checkWgmmaChip(op, chip)))
+    return failure();
+  const RaggedForm ragged = getRaggedForm(op);
+  if (ragged.empty()) {
+    op.erase();
+    return success();
+  }
+  FailureOr<WgmmaPlan> planned =
+      planWgmmaMatmul(op, options, chip,
+                      smCount ? smCount : chip.defaultSMCount,
+                      raggedPlanRows(ragged), &ragged);
+  if (failed(planned))
+    return failure();
+  SmallVector<Type> types = raggedKernelArguments(op, planned->base, ragged);
+  HopperWgmmaKernel kernel = makeWgmmaKernel(
+      op, *planned, kernels, ("mixed_matmul_wgmma_" + Twine(index)).str(),
+      types, options, &ragged);
+  OpBuilder builder(op);
+  Emitter host(builder, op.getLoc());
+  kernel.launch(builder, op.getLoc(), host.index(ragged.experts),
+                raggedKernelOperands(builder, op, types), op.getLhs());
   op.erase();
   return success();
 }
@@ -1045,6 +1202,10 @@ bool mlir::microscale::canPlanHopperWgmma(MixedMatmulStorageOp op,
                                    planRows));
 }
 
+static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
+                               const WgmmaPlan &w, ArrayRef<Value> args,
+                               const RaggedForm *ragged);
+
 bool mlir::microscale::emitHopperWgmmaEmulation(
     OpBuilder &b, MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip,
     int64_t smCount, const MixedMatmulOptions &options, int64_t planRows,
@@ -1061,10 +1222,18 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
     if (failed(planned))
       return false;
   }
+  emitWgmmaEmulation(b, op, *planned, args, nullptr);
+  return true;
+}
+
+/// The emulation of plan `w`'s kernel at `b` on the kernel's operands
+/// `args` (the ragged form's where `ragged` is given).
+static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
+                               const WgmmaPlan &w, ArrayRef<Value> args,
+                               const RaggedForm *ragged) {
   op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
                                scf::SCFDialect, vector::VectorDialect,
                                LLVM::LLVMDialect>();
-  const WgmmaPlan &w = *planned;
   const HopperMatmulPlan &p = w.base;
   Location loc = op.getLoc();
   OpBuilder::InsertionGuard outer(b);
@@ -1076,7 +1245,7 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
   HopperMatmulEmitter weights(p, args[0], args[1], args[2], args[3], args[4],
                               Value(), /*onHost=*/true);
   WgmmaEmitter emitter(w, args[0], args[3], args[4], stages, /*onHost=*/true);
-  Value rows = args.size() > 5 ? args[5] : Value();
+  Value rows = args.size() > 5 && !ragged ? args[5] : Value();
   weights.rows = emitter.rows = rows;
   const int64_t warps = 4 * w.warpgroups, n = w.tokens / 2;
   // Each split's block's sums, added in rank order at the end as the
@@ -1092,9 +1261,22 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
   };
   auto upTo = [&](int64_t count) { return loop(e.index(0), e.index(count)); };
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-  Value tokenBlock =
-      rows ? loop(e.index(0), e.div(e.add(rows, w.tokens - 1), w.tokens))
-           : upTo(w.tokenBlocks());
+  Value tokenBlock;
+  if (ragged) {
+    // Grid y, the expert, and the block's loop over its token tiles.
+    Value expert = upTo(ragged->experts);
+    RaggedSlice slice = beginRaggedSlice(e, weights, w.tokens, *ragged,
+                                         expert, args.drop_front(5));
+    enterRaggedGroup(e, weights, *ragged, slice,
+                     loop(e.index(0), slice.groups));
+    emitter.lhsRow = weights.lhsRow;
+    emitter.outRow = weights.outRow;
+    tokenBlock = e.index(0);
+  } else {
+    tokenBlock =
+        rows ? loop(e.index(0), e.div(e.add(rows, w.tokens - 1), w.tokens))
+             : upTo(w.tokenBlocks());
+  }
   Value block = upTo(w.columnBlocks());
   {
     OpBuilder::InsertionGuard guard(b);
@@ -1117,7 +1299,8 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
     } else {
       OpBuilder::InsertionGuard inner(b);
       Value thread = upTo(w.threads());
-      emitter.copyChunk(e, tokenBlock, thread, chunk, stage);
+      emitter.copyChunk(e, tokenBlock, thread, chunk, stage,
+                        emitter.copyRows(e, tokenBlock, thread));
     }
     {
       OpBuilder::InsertionGuard inner(b);
@@ -1167,6 +1350,32 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
     }
     emitter.store(e, block, tokenBlock, warp, lane, c, sums);
   }
+}
+
+bool mlir::microscale::emulateHopperWgmmaRaggedOnHost(
+    MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip, int64_t smCount,
+    const MixedMatmulOptions &options) {
+  const RaggedForm ragged = getRaggedForm(op);
+  FailureOr<WgmmaPlan> planned;
+  {
+    ScopedDiagnosticHandler silence(op.getContext(),
+                                    [](Diagnostic &) { return success(); });
+    if (!chip.hasWGMMA)
+      return false;
+    planned = planWgmmaMatmul(op, options, chip,
+                              smCount ? smCount : chip.defaultSMCount,
+                              raggedPlanRows(ragged), &ragged);
+    if (failed(planned))
+      return false;
+  }
+  OpBuilder b(op);
+  if (!ragged.empty())
+    emitWgmmaEmulation(
+        b, op, *planned,
+        raggedKernelOperands(
+            b, op, raggedKernelArguments(op, planned->base, ragged)),
+        &ragged);
+  op.erase();
   return true;
 }
 

@@ -1,37 +1,59 @@
 // bf16 x MXFP4 in the ragged (experts) form with the weights in the Hopper
-// layouts: the decode kernel with grid z the expert; a block reads its
-// expert's offset and count, walks its rows in groups of the plan's rows
-// (rows per expert, at most 16), reads activation rows through the gather
-// and writes out rows through the scatter, its expert's images at
-// expert x image bytes. Its PTX assembles with ptxas for sm_90a. (Host
-// emulation against float64: HopperLayoutMatmulJITTest, Ragged.)
+// layouts. By default the wgmma kernel with grid y the expert: a block
+// reads its expert's offset and count, walks its rows in token tiles
+// (twice the ragged rows per expert: 32 here), copies activation rows
+// through the gather (cp.async per row; no TMA) and writes out rows
+// through the scatter, its expert's images at expert x image bytes. With
+// split_k, the decode kernel with grid z the expert, walking its rows in
+// groups of the plan's rows (rows per expert, at most 16). Both PTXs
+// assemble with ptxas for sm_90a. (Host emulation against float64:
+// HopperLayoutMatmulJITTest, Ragged.)
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s
 // RUN: mx-opt %s --microscale-gpu-to-ptx > %t.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.mlir %t
 // RUN: FileCheck %s --check-prefix=PTX --input-file %t/microscale_kernels.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/microscale_kernels.ptx -o %t/kernels.cubin %}
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-split-k=4},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=DECODE
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-split-k=4},microscale-gpu-to-ptx)" > %t.decode.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.decode.mlir %t/decode
+// RUN: FileCheck %s --check-prefix=DECODE-PTX --input-file %t/decode/microscale_kernels.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/decode/microscale_kernels.ptx -o %t/decode/kernels.cubin %}
 
 // gpt-oss mlp1 at decode: 32 experts, 128 tokens routed top-4 (512 ragged
 // rows, 16 per expert).
 !w = !microscale.qtensor<32x2880x5760, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
 
 // CHECK-LABEL: func.func @moe
-// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0 blocks in (%c180, %c1, %c32) threads in (%c128,
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0 blocks in (%c90, %c32, %c1) threads in (%c128,
 // CHECK-SAME: memref<368640xbf16>
 // CHECK-SAME: memref<2949120xbf16>
 // CHECK-SAME: memref<32xi32>
 // CHECK-SAME: memref<32xi32>
 // CHECK-SAME: memref<512xi32>
 // CHECK-SAME: memref<512xi32>
-// CHECK: gpu.func @mixed_matmul_hopper_0
-// CHECK: gpu.block_id z
+// CHECK: gpu.func @mixed_matmul_wgmma_0
+// CHECK-SAME: workgroup(%{{.*}} : memref<8192xi32, #gpu.address_space<workgroup>>
+// CHECK: gpu.block_id y
 // CHECK: arith.maxsi
 // CHECK: scf.for
+
+// DECODE-LABEL: func.func @moe
+// DECODE: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0 blocks in (%c180, %c1, %c32) threads in (%c128,
+// DECODE: gpu.func @mixed_matmul_hopper_0
+// DECODE: gpu.block_id z
+// DECODE: arith.maxsi
+// DECODE: scf.for
 func.func @moe(%a: memref<128x2880xbf16>, %v: memref<277348352xi8>, %s: memref<16588800xi8>, %g: f32, %o: memref<512x5760xbf16>, %off: memref<32xi32>, %cnt: memref<32xi32>, %ga: memref<512xi32>, %sc: memref<512xi32>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<32xi32>, memref<32xi32>) gather(%ga : memref<512xi32>) scatter(%sc : memref<512xi32>) : memref<128x2880xbf16>, !w, memref<277348352xi8>, memref<16588800xi8>, memref<512x5760xbf16>
   return
 }
 
-// PTX: .entry mixed_matmul_hopper_0(
-// PTX: mov.u32 {{.*}}%ctaid.z
-// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX: .entry mixed_matmul_wgmma_0(
+// PTX: mov.u32 {{.*}}%ctaid.y
+// PTX: cp.async.cg.shared.global
+// PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
+// PTX-NOT: cp.async.bulk.tensor
+
+// DECODE-PTX: .entry mixed_matmul_hopper_0(
+// DECODE-PTX: mov.u32 {{.*}}%ctaid.z
+// DECODE-PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32

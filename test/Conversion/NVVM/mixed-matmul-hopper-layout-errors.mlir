@@ -88,3 +88,13 @@ func.func @prefill_split(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memre
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {split_k = 2}} : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
   return
 }
+
+// -----
+
+// The ragged form on the wgmma kernel gathers its rows: no TMA copies.
+!w = !microscale.qtensor<2x64x16, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @experts_tma(%a: memref<8x64xbf16>, %v: memref<32768xi8>, %s: memref<512xi8>, %g: f32, %o: memref<8x16xbf16>, %off: memref<2xi32>, %cnt: memref<2xi32>) {
+  // expected-error @+1 {{tiling activation_copies = "tma" does not apply to the ragged (experts) form: its rows come through the gather (cp.async per row)}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<2xi32>, memref<2xi32>) {microscale.tiling = {activation_copies = "tma"}} : memref<8x64xbf16>, !w, memref<32768xi8>, memref<512xi8>, memref<8x16xbf16>
+  return
+}

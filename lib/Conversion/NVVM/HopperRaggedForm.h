@@ -1,0 +1,74 @@
+//===- HopperRaggedForm.h - The ragged (experts) form, both kernels -*- C++ -*-===//
+//
+// What the two Hopper-layout matmul kernels share for the ragged (MoE) form
+// of mixed_matmul_storage (experts(offsets, counts), gather, scatter): the
+// op's static facts, the kernel arguments, and per block the expert's slice
+// of ragged rows walked in groups (token tiles) whose rows map through the
+// gather to lhs rows and through the scatter to out rows.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MICROSCALE_LIB_CONVERSION_NVVM_HOPPERRAGGEDFORM_H
+#define MICROSCALE_LIB_CONVERSION_NVVM_HOPPERRAGGEDFORM_H
+
+#include "HopperLayoutMatmulEmitter.h"
+
+namespace mlir::microscale::hopperlayout {
+
+/// The ragged form's static facts (row counts are static here).
+struct RaggedForm {
+  int64_t experts = 0;
+  int64_t raggedRows = 0, lhsRows = 0, outRows = 0;
+  int64_t valueBytes = 0, scaleBytes = 0; // per expert's images
+  bool gather = false, scatter = false;
+
+  /// Nothing to compute: no experts or no rows anywhere.
+  bool empty() const {
+    return experts == 0 || raggedRows == 0 || lhsRows == 0 || outRows == 0;
+  }
+  /// Ragged rows per expert, rounded up (at least 1).
+  int64_t meanRows() const {
+    return std::max<int64_t>(
+        1, llvm::divideCeil(raggedRows, std::max<int64_t>(1, experts)));
+  }
+};
+
+/// Whether `op` is the ragged (experts) form.
+bool isRagged(MixedMatmulStorageOp op);
+
+/// The ragged form's facts of `op` (static row counts: checked before).
+RaggedForm getRaggedForm(MixedMatmulStorageOp op);
+
+/// The ragged form's kernel arguments: lhs and out flat with their own
+/// rows, value and scale bytes, the global scale, then the expert offsets
+/// and counts, the gather and the scatter (where given).
+SmallVector<Type> raggedKernelArguments(MixedMatmulStorageOp op,
+                                        const HopperMatmulPlan &p,
+                                        const RaggedForm &r);
+SmallVector<Value> raggedKernelOperands(OpBuilder &builder,
+                                        MixedMatmulStorageOp op,
+                                        ArrayRef<Type> types);
+
+/// One block's expert: its first ragged row, the count of its rows (a
+/// negative count is an empty slice), their groups of `groupRows`, and the
+/// ragged index buffers.
+struct RaggedSlice {
+  Value start, count, groups, gather, scatter;
+  int64_t groupRows = 0;
+};
+
+/// Reads expert `expert`'s slice from `indices` (the kernel's offsets,
+/// counts, gather and scatter arguments, the last two where given) and
+/// sets `weights`' image offsets to the expert's images.
+RaggedSlice beginRaggedSlice(Emitter &e, HopperMatmulEmitter &weights,
+                             int64_t groupRows, const RaggedForm &ragged,
+                             Value expert, ValueRange indices);
+
+/// Sets `weights`' row maps for row group `group` of `slice` (local row r
+/// is ragged row start + group x groupRows + r).
+void enterRaggedGroup(Emitter &e, HopperMatmulEmitter &weights,
+                      const RaggedForm &ragged, const RaggedSlice &slice,
+                      Value group);
+
+} // namespace mlir::microscale::hopperlayout
+
+#endif

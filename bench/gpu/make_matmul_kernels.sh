@@ -5,7 +5,7 @@
 #   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR [sweep]
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
-# ones; with "moe", the ragged (MoE) cases in the Hopper layouts. With "sweep", the decode shapes instead, at several tilings; with "check",
+# ones; with "moe", the ragged (MoE) cases in the Hopper layouts ("moe-sweep": tilings of gpt-oss mlp1). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -215,14 +215,19 @@ MLIR
   done
   rm -f "$out/$name.lowered.mlir" "$out/$name.mlir"
 }
-# The ragged (MoE) form with the expert weights in the Hopper layouts: the
-# decode kernel, grid z the expert (rows through a gather, out through a
-# scatter, as emit's ragged cases).
-#   emit_hopper_moe M K N EXPERTS TOKENS [SPLIT [WARP-COLUMNS]]
+# The ragged (MoE) form with the expert weights in the Hopper layouts (rows
+# through a gather, out through a scatter, as emit's ragged cases): by
+# default the wgmma kernel, grid y the expert; with matmul-split-k the
+# decode kernel, grid z the expert. OPTIONS: microscale-nvvm-set-tiling's
+# options, space-separated (e.g. "matmul-split-k=4", "matmul-warp-rows=16
+# matmul-max-registers=80").
+#   emit_hopper_moe M K N EXPERTS TOKENS [OPTIONS]
 emit_hopper_moe() {
-  local m=$1 k=$2 n=$3 experts=$4 tokens=$5 split=${6:-0} cols=${7:-0}
-  local name="mm_hl_moe_${m}_${k}_${n}_e${experts}_s${split}_c${cols}"
-  local tiling="microscale-nvvm-set-tiling{matmul-split-k=$split matmul-warp-columns=$cols},"
+  local m=$1 k=$2 n=$3 experts=$4 tokens=$5 options=${6:-}
+  local tag
+  tag=$(echo "$options" | sed -e 's/matmul-//g' -e 's/[^A-Za-z0-9]\+/_/g')
+  local name="mm_hl_moe_${m}_${k}_${n}_e${experts}${tag:+_$tag}"
+  local tiling="microscale-nvvm-set-tiling{$options},"
   local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
   local kb=$(( (k / 2 + 63) / 64 * 64 )) ks=$(( (k / 32 + 1) / 2 * 2 ))
   local vbytes=$((experts * np * kb)) sbytes=$((experts * ns * ks))
@@ -238,13 +243,14 @@ MLIR
   mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
   "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(${tiling}microscale-gpu-to-ptx)" > "$out/$name.lowered.mlir"
   python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
-  local threads grid
+  local threads grid entry
   threads=$(grep -oE '\.(req|max)ntid [0-9]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
   grid=$(grep -oE 'blocks in \([^)]*\)' "$out/$name.lowered.mlir" |
          grep -oE '%c[0-9]+' | sed 's/%c//' | tr '\n' ' ')
+  entry=$(grep -oE '\.entry [A-Za-z0-9_]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
   mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
   rm "$out/$name.lowered.mlir" "$out/$name.mlir"
-  echo "$m $k $n $threads $name ${grid}$experts $tokens mixed_matmul_hopper_0 0 hopper4" >> "$out/cases.txt"
+  echo "$m $k $n $threads $name ${grid}$experts $tokens $entry 0 hopper4" >> "$out/cases.txt"
 }
 # MoE in the Hopper layouts beside the K-major kernel: a small correctness
 # case (an empty expert, K = 512), gpt-oss mlp1 with 32 experts (128 tokens
@@ -253,13 +259,30 @@ MLIR
 # billion codes, longer than the run's time limit.)
 moe_cases() {
   emit_hopper_moe 40 512 96 8 10
+  emit_hopper_moe 40 512 96 8 10 "matmul-split-k=2"
+  emit_hopper_moe 40 512 96 8 10 "matmul-cluster-split-k=4"
   emit_hopper_moe 512 2880 5760 32 128
+  emit_hopper_moe 512 2880 5760 32 128 "matmul-split-k=4"
   emit 512 2880 5760 32 128
-  # Splits and column tiles beside the planner's (run 10-11: split 1 263.5,
-  # 2 263.9, 8 440.6 us; one 16-column tile per warp, split 3: 411.3 us).
-  # Each MoE case costs the bench ~20 s of host set-up: few of them.
-  emit_hopper_moe 512 2880 5760 32 128 8
-  emit_hopper_moe 512 2880 5760 32 128 0 16
+  # gpt-oss-120b's mlp1: 128 experts, top-4 of 512 tokens (1.1 GB of
+  # weights: one copy, read from device memory every launch).
+  emit_hopper_moe 2048 2880 5760 128 512
+  emit_hopper_moe 2048 2880 5760 128 512 "matmul-split-k=4"
+  # mlp2 (N = 2880) and a shape of no tile multiple (K = 1504, N = 1000).
+  emit_hopper_moe 512 2880 2880 32 128
+  emit_hopper_moe 512 1504 1000 32 128
+  emit_hopper_moe 512 1504 1000 32 128 "matmul-warp-columns=32"
+}
+# The wgmma kernel's MoE tilings beside the planner's (gpt-oss mlp1, 32
+# experts; each MoE case costs the bench a few seconds of host set-up).
+moe_sweep_cases() {
+  emit_hopper_moe 512 2880 5760 32 128
+  for options in "matmul-warp-columns=16" "matmul-warp-rows=24" \
+      "matmul-warp-rows=40" "matmul-weight-stages=2" "matmul-weight-stages=3" \
+      "matmul-column-warps=8" "matmul-activation-stages=4" \
+      "matmul-cluster-split-k=2" "matmul-max-registers=128"; do
+    emit_hopper_moe 512 2880 5760 32 128 "$options"
+  done
 }
 # The wgmma kernel's cases (the Hopper layout above 64 rows).
 wgmma_cases() {
@@ -385,6 +408,8 @@ elif [ "$mode" = wgmma ]; then
   wgmma_cases
 elif [ "$mode" = moe ]; then
   moe_cases
+elif [ "$mode" = moe-sweep ]; then
+  moe_sweep_cases
 elif [ "$mode" = hopper ]; then
   # Correctness first: a half last chunk, partial column tiles, odd M, 8
   # row tiles, uneven split ranges.

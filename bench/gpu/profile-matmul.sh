@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 g++ -O2 -std=c++17 -Iinclude bench/gpu/matmul-bench.cpp lib/Reference/*.cpp \
-  lib/Runtime/CUDA/CudaDriver.cpp -ldl -o /tmp/matmul-bench
+  lib/Runtime/CUDA/CudaDriver.cpp -ldl -pthread -o /tmp/matmul-bench
 for dir in "$@"; do
   echo "== $(awk '{print $5}' "$dir/cases.txt")"
   ncu --clock-control none --kernel-name regex:mixed_matmul --launch-skip 3 \

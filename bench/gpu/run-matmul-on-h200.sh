@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-/tmp}"
 g++ -O2 -std=c++17 -Iinclude bench/gpu/matmul-bench.cpp lib/Reference/*.cpp \
-  lib/Runtime/CUDA/CudaDriver.cpp -ldl -o /tmp/matmul-bench
+  lib/Runtime/CUDA/CudaDriver.cpp -ldl -pthread -o /tmp/matmul-bench
 status=0
 kernels="${KERNELS:-bench/gpu/kernels-mm}"
 # A kernel that hangs (a collective op under divergence, say) must not eat

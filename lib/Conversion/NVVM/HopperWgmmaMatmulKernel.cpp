@@ -67,6 +67,7 @@
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 
 using namespace mlir;
 using namespace mlir::microscale;
@@ -208,6 +209,12 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
     w.tokens = half;
   }
   w.groupTiles = 1;
+  // The ragged form's small token tiles leave registers for two 64-column
+  // tiles per warpgroup (one barrier, copy and descriptor set per chunk
+  // for twice the weight) where the blocks still give every SM four.
+  if (ragged && w.tokens <= 64 &&
+      llvm::divideCeil(p.n, 128) * w.experts * w.split >= 4 * smCount)
+    w.groupTiles = 2;
   if (options.warpColumns) {
     if (options.warpColumns != 16 && options.warpColumns != 32)
       return op.emitOpError() << "tiling warp_columns = "
@@ -475,30 +482,40 @@ public:
   }
 
   /// The wgmma shared-memory descriptor (PTX ISA, "Matrix Descriptor
-  /// Format", sm_90) of 16-K step `j` of stage `stage`: start address >> 4
-  /// in bits 0-13, leading byte offset (unused by a swizzled K-major
-  /// operand; 16) >> 4 in bits 16-29, stride byte offset 1024 >> 4 in bits
-  /// 32-45, base offset 0 (stages start on 1024 bytes), swizzle mode 1
-  /// (128B) in bits 62-63. `sharedBase`: the stages' shared address (i64).
-  Value descriptor(Emitter &at, Value sharedBase, Value stage,
-                   int64_t j) const {
+  /// Format", sm_90) of the stages' start: start address >> 4 in bits 0-13,
+  /// leading byte offset (unused by a swizzled K-major operand; 16) >> 4 in
+  /// bits 16-29, stride byte offset 1024 >> 4 in bits 32-45, base offset 0
+  /// (stages start on 1024 bytes), swizzle mode 1 (128B) in bits 62-63.
+  /// `sharedBase`: the stages' shared address (i64).
+  Value descriptorBase(Emitter &at, Value sharedBase) const {
     OpBuilder &b = at.builder();
     Location loc = at.location();
     Type i64 = b.getI64Type();
-    Value offset = arith::IndexCastOp::create(
-        b, loc, i64, at.add(at.mul(stage, w.stageBytes()), 32 * j));
-    Value start = arith::AddIOp::create(b, loc, sharedBase, offset);
     auto constant = [&](uint64_t v) {
       return arith::ConstantIntOp::create(b, loc, i64,
                                           static_cast<int64_t>(v));
     };
     Value field = arith::AndIOp::create(
-        b, loc, arith::ShRUIOp::create(b, loc, start, constant(4)),
+        b, loc, arith::ShRUIOp::create(b, loc, sharedBase, constant(4)),
         constant(0x3FFF));
     const uint64_t fixed = (uint64_t{16 >> 4} << 16) |
                            (uint64_t{kSwizzleAtomBytes >> 4} << 32) |
                            (uint64_t{1} << 62);
     return arith::OrIOp::create(b, loc, field, constant(fixed));
+  }
+
+  /// The descriptor of 16-K step `j` of stage `stage`: `base`
+  /// (descriptorBase) with the start address advanced by the stage's and
+  /// the step's bytes (32 j) >> 4. An add on the whole descriptor: the
+  /// stages' shared addresses stay below 2^18, so the 14-bit field does not
+  /// carry.
+  Value descriptor(Emitter &at, Value base, Value stage, int64_t j) const {
+    OpBuilder &b = at.builder();
+    Location loc = at.location();
+    Value offset = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(),
+        at.add(at.mul(stage, w.stageBytes() / 16), 2 * j));
+    return arith::AddIOp::create(b, loc, base, offset);
   }
 
   /// wgmma.mma_async m64nTk16 with A from the four registers `a` and B
@@ -708,6 +725,7 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
                 .getResult();
   Value sharedBase =
       arith::IndexCastOp::create(b, loc, b.getI64Type(), stagesAddress);
+  const Value descriptorBase = emitter.descriptorBase(e, sharedBase);
   const int64_t chunks = p.chunks, depth = w.stages;
   auto chunkAt = [&](Emitter &at, Value step) -> Value {
     return arith::MinUIOp::create(at.builder(), at.location(), step,
@@ -889,7 +907,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         Value stage = body.rem(i, depth);
         SmallVector<Value, 4> descriptors;
         for (int64_t j = 0; j < 4; ++j)
-          descriptors.push_back(emitter.descriptor(body, sharedBase, stage, j));
+          descriptors.push_back(
+              emitter.descriptor(body, descriptorBase, stage, j));
         // Chunk i + D + 1's words load while the wgmmas run (past the last
         // chunk: the last again, unused).
         SmallVector<ChunkWords, 2> after =
@@ -961,6 +980,10 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   }
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, loc);
+  // The weight words queue D chunks deep and move up one slot per chunk:
+  // unrolled D times, the slots' registers stay in place (no moves).
+  if (w.weightDepth > 1)
+    (void)loopUnrollByFactor(loop, w.weightDepth);
   return function;
 }
 
@@ -1333,7 +1356,8 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
     for (int64_t j = 0; j < 4; ++j)
       for (int64_t c = 0; c < w.groupTiles; ++c)
         emulateWgmma(b, loc, w, aRegs, acc, stages, z, group, c, j,
-                     emitter.descriptor(e, sharedBase, stage, j));
+                     emitter.descriptor(
+                         e, emitter.descriptorBase(e, sharedBase), stage, j));
   }
   Value warp = upTo(warps), lane = upTo(32);
   for (int64_t c = 0; c < w.groupTiles; ++c) {

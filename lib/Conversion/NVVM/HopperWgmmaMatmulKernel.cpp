@@ -281,7 +281,10 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
           : chip.staticSharedMemoryPerBlock;
   // TMA: at most 4, which measured faster than 6 (docs/performance.md,
   // "Measurements behind defaults in the code").
-  w.stages = std::min<int64_t>(w.tensorMapCopies ? 4 : 8,
+  // The ragged form: 4 as well (its blocks are many and short of
+  // registers, not of activations in flight; docs/performance.md, "MoE on
+  // the wgmma kernel").
+  w.stages = std::min<int64_t>(w.tensorMapCopies || ragged ? 4 : 8,
                                shared / w.stageBytes());
   if (options.activationStages) {
     if (options.activationStages < 2 || options.activationStages > 8)

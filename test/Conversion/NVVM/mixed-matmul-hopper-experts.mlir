@@ -2,7 +2,7 @@
 // layouts. By default the wgmma kernel with grid y the expert: a block
 // reads its expert's offset and count, walks its rows in token tiles
 // (twice the ragged rows per expert: 32 here; two 64-column tiles per
-// warpgroup: 45 column blocks), copies activation rows
+// warpgroup: 45 column blocks; 4 stages of 4 KiB), copies activation rows
 // through the gather (cp.async per row; no TMA) and writes out rows
 // through the scatter, its expert's images at expert x image bytes. With
 // split_k, the decode kernel with grid z the expert, walking its rows in
@@ -33,7 +33,7 @@
 // CHECK-SAME: memref<512xi32>
 // CHECK-SAME: memref<512xi32>
 // CHECK: gpu.func @mixed_matmul_wgmma_0
-// CHECK-SAME: workgroup(%{{.*}} : memref<8192xi32, #gpu.address_space<workgroup>>
+// CHECK-SAME: workgroup(%{{.*}} : memref<4096xi32, #gpu.address_space<workgroup>>
 // CHECK: gpu.block_id y
 // CHECK: arith.maxsi
 // CHECK: scf.for

@@ -221,8 +221,13 @@ namespace {
 /// out-of-range index and a scatter, K with a half last chunk, N past a
 /// column tile; against a float64 reference that skips exactly the rows the
 /// op documents as skipped; rows of `out` nothing writes keep their NaN.
+struct RaggedCase {
+  MixedMatmulOptions tiling;
+  bool dynamicRows = false; // lhs, out, gather and scatter rows as `?`
+};
+
 class HopperLayoutMatmulOnHostRagged
-    : public ::testing::TestWithParam<MixedMatmulOptions> {};
+    : public ::testing::TestWithParam<RaggedCase> {};
 
 TEST_P(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
   auto contextOwner = ::microscale::testing::makeJitContext();
@@ -235,8 +240,13 @@ TEST_P(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
       "#microscale.hopper_scale<mx_axis = -2, num_warps = 4>>";
   auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
   ASSERT_TRUE(type);
-  const std::string lhs = "memref<9x160xbf16>", out = "memref<24x40xf32>";
-  const std::string e = "memref<5xi32>", r = "memref<20xi32>";
+  const bool dynamicRows = GetParam().dynamicRows;
+  const std::string lhs = dynamicRows ? "memref<?x160xbf16>"
+                                      : "memref<9x160xbf16>",
+                    out = dynamicRows ? "memref<?x40xf32>"
+                                      : "memref<24x40xf32>";
+  const std::string e = "memref<5xi32>",
+                    r = dynamicRows ? "memref<?xi32>" : "memref<20xi32>";
   std::string text =
       "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
       "%g: f32, %o: " + out + ", %off: " + e + ", %cnt: " + e + ", %ga: " + r +
@@ -253,7 +263,8 @@ TEST_P(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
       context, text, compileError, [&](ModuleOp module) {
         module.walk([&](MixedMatmulStorageOp op) {
           emulated =
-              emulateHopperLayoutMatmulOnHost(op, *chip, 0, GetParam());
+              emulateHopperLayoutMatmulOnHost(op, *chip, 0,
+                                              GetParam().tiling);
         });
       });
   ASSERT_TRUE(engine) << compileError;
@@ -292,6 +303,18 @@ TEST_P(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
   EXPECT_EQ(::microscale::testing::expectRaggedProduct(
                 call, ref::dequantize(w, ref::E8M0Edges::OCP)),
             16u);
+  if (!dynamicRows)
+    return;
+  // No ragged rows at run time: the host code launches nothing (a grid of
+  // 0 blocks), and out keeps its NaN.
+  std::vector<float> untouched(outRows * n, std::nanf(""));
+  ::microscale::testing::RaggedMatmulCall none{
+      experts, k,      n,         tokens,  0,      outRows, a,
+      values,  scales, untouched, offsets, counts, gather,  scatter};
+  error = ::microscale::testing::invokeRaggedMatmul(*engine, none);
+  ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
+  for (float x : untouched)
+    ASSERT_TRUE(std::isnan(x));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -299,14 +322,18 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // The wgmma kernel as planned: 8-token tiles (twice the 4 ragged
         // rows per expert), so expert 2's 11 rows take two tiles.
-        MixedMatmulOptions{},
+        RaggedCase{},
         // The decode kernel (a split of K is its key), 8-row groups.
-        tiling(2),
+        RaggedCase{tiling(2)},
         // wgmma: two warpgroups of two 64-column tiles (256 columns, all
         // but 40 past N), 16-token tiles, 2 stages.
-        wgmmaTiling(16, 8, 32, 2),
+        RaggedCase{wgmmaTiling(16, 8, 32, 2)},
         // wgmma with K split over a cluster of 3 (one chunk each, the last
         // the half chunk): the sums of every token tile added in rank order.
-        clusterSplit({}, 3)));
+        RaggedCase{clusterSplit({}, 3)},
+        // Rows known at run time (ragged, lhs and out rows as arguments):
+        // the compile's six variants, the host code's switch picking the
+        // one for 4 rows per expert; and with a cluster split.
+        RaggedCase{{}, true}, RaggedCase{clusterSplit({}, 2), true}));
 
 } // namespace

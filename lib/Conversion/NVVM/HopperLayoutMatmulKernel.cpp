@@ -127,14 +127,15 @@ static LogicalResult checkHopperLayoutMatmul(MixedMatmulStorageOp op,
                 "weight is not built yet; convert_layout the weight to "
                 "#microscale.strided<major_dim = -2> (the K-major kernel "
                 "takes them)";
-    for (Value buffer : {op.getLhs(), op.getOut(), op.getGatherIndices(),
-                         op.getScatterIndices()})
-      if (buffer && !cast<MemRefType>(buffer.getType()).hasStaticShape())
+    // Index buffers of rows known at run time are passed as flat arrays.
+    for (Value buffer : {op.getGatherIndices(), op.getScatterIndices()})
+      if (buffer && cast<MemRefType>(buffer.getType()).isDynamicDim(0) &&
+          !cast<MemRefType>(buffer.getType()).getLayout().isIdentity())
         return op.emitOpError()
-               << "the ragged (experts) form with a Hopper-layout weight "
-                  "takes static row counts; with rows known at run time, "
-                  "convert_layout the expert weights to "
-                  "#microscale.strided<major_dim = -2> (the K-major kernel)";
+               << "NVIDIA lowering with rows known at run time needs "
+                  "contiguous gather and scatter indices (identity layout), "
+                  "got "
+               << buffer.getType();
   }
   // Rows known at run time: the kernels index the buffers as row-major.
   for (Value buffer : {op.getLhs(), op.getOut()}) {
@@ -339,7 +340,7 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
                                          entry.getArguments().drop_front(5));
     groups = scf::ForOp::create(b, loc, e.index(0), slice.groups, e.index(1));
     b.setInsertionPoint(groups.getBody()->getTerminator());
-    enterRaggedGroup(e, emitter, *ragged, slice, groups.getInductionVar());
+    enterRaggedGroup(e, emitter, slice, groups.getInductionVar());
   }
   Value first, end;
   std::tie(first, end) = emitter.range(e, warp);
@@ -519,8 +520,14 @@ static LogicalResult outlineRagged(MixedMatmulStorageOp op,
                                    int64_t smCount,
                                    const MixedMatmulOptions &options) {
   const RaggedForm ragged = getRaggedForm(op);
-  if (ragged.experts == 0 || ragged.raggedRows == 0 || ragged.lhsRows == 0 ||
-      ragged.outRows == 0) {
+  if (ragged.dynamicRows)
+    return op.emitOpError()
+           << "the decode kernel's ragged (experts) form takes static row "
+              "counts; without split_k, unroll and chunk_k the wgmma kernel "
+              "takes rows known at run time (or convert_layout the expert "
+              "weights to #microscale.strided<major_dim = -2> for the "
+              "K-major kernel)";
+  if (ragged.empty()) {
     op.erase();
     return success();
   }
@@ -537,7 +544,7 @@ static LogicalResult outlineRagged(MixedMatmulStorageOp op,
                   types, options, &ragged);
   OpBuilder builder(op);
   launchDecodeKernel(builder, op.getLoc(), function, p, ragged.experts,
-                     raggedKernelOperands(builder, op, types));
+                     raggedKernelOperands(builder, op, types, ragged));
   op.erase();
   return success();
 }
@@ -796,7 +803,7 @@ static void emitDecodeEmulation(OpBuilder &b, Location loc,
     Value expert = upTo(ragged->experts);
     RaggedSlice slice = beginRaggedSlice(e, emitter, 8 * p.rowTiles, *ragged, expert,
                                          args.drop_front(5));
-    enterRaggedGroup(e, emitter, *ragged, slice,
+    enterRaggedGroup(e, emitter, slice,
                      loop(e.index(0), slice.groups));
   }
   {
@@ -895,6 +902,8 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
       return emulateHopperWgmmaRaggedOnHost(op, chip, smCount, options);
     if (isRagged(op)) {
       const RaggedForm ragged = getRaggedForm(op);
+      if (ragged.dynamicRows)
+        return false;
       FailureOr<HopperMatmulPlan> planned = planHopperMatmul(
           op, options, chip, sms, raggedPlanRows(ragged));
       if (failed(planned))
@@ -903,12 +912,11 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
                                    scf::SCFDialect, vector::VectorDialect,
                                    LLVM::LLVMDialect>();
       OpBuilder b(op);
-      if (ragged.experts && ragged.raggedRows && ragged.lhsRows &&
-          ragged.outRows)
+      if (!ragged.empty())
         emitDecodeEmulation(
             b, op.getLoc(), *planned,
             raggedKernelOperands(
-                b, op, raggedKernelArguments(op, *planned, ragged)),
+                b, op, raggedKernelArguments(op, *planned, ragged), ragged),
             &ragged);
       op.erase();
       return true;

@@ -20,6 +20,9 @@ RaggedForm hopperlayout::getRaggedForm(MixedMatmulStorageOp op) {
   Value indices = r.gather ? op.getGatherIndices() : op.getScatterIndices();
   r.raggedRows = indices ? cast<MemRefType>(indices.getType()).getShape()[0]
                          : r.lhsRows;
+  r.dynamicRows = ShapedType::isDynamic(r.raggedRows) ||
+                  ShapedType::isDynamic(r.lhsRows) ||
+                  ShapedType::isDynamic(r.outRows);
   // Each expert's images follow one another (the batch dimension is the
   // layouts' outermost).
   if (r.experts) {
@@ -36,27 +39,52 @@ hopperlayout::raggedKernelArguments(MixedMatmulStorageOp op,
                                     const HopperMatmulPlan &p,
                                     const RaggedForm &r) {
   SmallVector<Type> types = kernelArguments(op, p);
-  auto flat = [](Type type, int64_t elements) {
-    return MemRefType::get({elements}, cast<MemRefType>(type).getElementType());
+  auto flat = [](Type type, int64_t rows, int64_t columns) {
+    return MemRefType::get({ShapedType::isDynamic(rows) ? kDynamicRowsBound
+                                                        : rows * columns},
+                           cast<MemRefType>(type).getElementType());
   };
-  types[0] = flat(types[0], r.lhsRows * p.k);
-  types[3] = flat(types[3], r.outRows * p.n);
+  types[0] = flat(types[0], r.lhsRows, p.k);
+  types[3] = flat(types[3], r.outRows, p.n);
   for (Value index : {op.getExpertOffsets(), op.getExpertCounts(),
                       op.getGatherIndices(), op.getScatterIndices()})
     if (index)
-      types.push_back(index.getType());
+      types.push_back(flat(index.getType(),
+                           cast<MemRefType>(index.getType()).getShape()[0],
+                           1));
+  if (r.dynamicRows)
+    types.append(3, IndexType::get(op.getContext()));
   return types;
 }
 
 SmallVector<Value>
 hopperlayout::raggedKernelOperands(OpBuilder &builder, MixedMatmulStorageOp op,
-                                   ArrayRef<Type> types) {
+                                   ArrayRef<Type> types, const RaggedForm &r) {
+  Location loc = op.getLoc();
   SmallVector<Value> operands =
       kernelOperands(builder, op, types.take_front(5));
   for (Value index : {op.getExpertOffsets(), op.getExpertCounts(),
-                      op.getGatherIndices(), op.getScatterIndices()})
-    if (index)
-      operands.push_back(index);
+                      op.getGatherIndices(), op.getScatterIndices()}) {
+    if (!index)
+      continue;
+    auto target = cast<MemRefType>(types[operands.size()]);
+    if (cast<MemRefType>(index.getType()).isDynamicDim(0))
+      index = memref::ReinterpretCastOp::create(
+          builder, loc, target, index, /*offset=*/0,
+          /*sizes=*/ArrayRef<int64_t>{target.getShape()[0]},
+          /*strides=*/ArrayRef<int64_t>{1});
+    operands.push_back(index);
+  }
+  if (r.dynamicRows) {
+    auto extent = [&](Value buffer) -> Value {
+      return memref::DimOp::create(builder, loc, buffer, 0);
+    };
+    Value indices = r.gather    ? op.getGatherIndices()
+                    : r.scatter ? op.getScatterIndices()
+                                : op.getLhs();
+    operands.append(
+        {extent(indices), extent(op.getLhs()), extent(op.getOut())});
+  }
   return operands;
 }
 
@@ -83,18 +111,26 @@ RaggedSlice hopperlayout::beginRaggedSlice(Emitter &e,
   unsigned next = 2;
   slice.gather = ragged.gather ? indices[next++] : Value();
   slice.scatter = ragged.scatter ? indices[next++] : Value();
+  if (ragged.dynamicRows) {
+    slice.raggedRows = indices[next];
+    slice.lhsRows = indices[next + 1];
+    slice.outRows = indices[next + 2];
+  } else {
+    slice.raggedRows = e.index(ragged.raggedRows);
+    slice.lhsRows = e.index(ragged.lhsRows);
+    slice.outRows = e.index(ragged.outRows);
+  }
   weights.valueBase = e.mul(expert, ragged.valueBytes);
   weights.scaleBase = e.mul(expert, ragged.scaleBytes);
   return slice;
 }
 
 void hopperlayout::enterRaggedGroup(Emitter &e, HopperMatmulEmitter &weights,
-                                    const RaggedForm &ragged,
                                     const RaggedSlice &slice, Value group) {
   Value skipped = e.mul(group, slice.groupRows);
   Value left =
       arith::SubIOp::create(e.builder(), e.location(), slice.count, skipped);
   setRaggedRows(weights, e.add(slice.start, skipped), left, slice.gather,
-                slice.scatter, e.index(ragged.raggedRows),
-                e.index(ragged.lhsRows), e.index(ragged.outRows));
+                slice.scatter, slice.raggedRows, slice.lhsRows,
+                slice.outRows);
 }

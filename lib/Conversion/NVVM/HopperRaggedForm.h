@@ -14,14 +14,17 @@
 
 namespace mlir::microscale::hopperlayout {
 
-/// The ragged form's static facts (row counts are static here).
+/// The ragged form's static facts. Row counts known at run time only are
+/// ShapedType::kDynamic, with `dynamicRows` set: the kernel then takes all
+/// three counts as index arguments after the index buffers.
 struct RaggedForm {
   int64_t experts = 0;
   int64_t raggedRows = 0, lhsRows = 0, outRows = 0;
   int64_t valueBytes = 0, scaleBytes = 0; // per expert's images
   bool gather = false, scatter = false;
+  bool dynamicRows = false;
 
-  /// Nothing to compute: no experts or no rows anywhere.
+  /// Nothing to compute, known at compile time: no experts or no rows.
   bool empty() const {
     return experts == 0 || raggedRows == 0 || lhsRows == 0 || outRows == 0;
   }
@@ -40,24 +43,29 @@ RaggedForm getRaggedForm(MixedMatmulStorageOp op);
 
 /// The ragged form's kernel arguments: lhs and out flat with their own
 /// rows, value and scale bytes, the global scale, then the expert offsets
-/// and counts, the gather and the scatter (where given).
+/// and counts, the gather and the scatter (where given); buffers of rows
+/// known at run time as kDynamicRowsBound elements, and then the ragged,
+/// lhs and out rows (index) last.
 SmallVector<Type> raggedKernelArguments(MixedMatmulStorageOp op,
                                         const HopperMatmulPlan &p,
                                         const RaggedForm &r);
 SmallVector<Value> raggedKernelOperands(OpBuilder &builder,
                                         MixedMatmulStorageOp op,
-                                        ArrayRef<Type> types);
+                                        ArrayRef<Type> types,
+                                        const RaggedForm &r);
 
 /// One block's expert: its first ragged row, the count of its rows (a
 /// negative count is an empty slice), their groups of `groupRows`, and the
 /// ragged index buffers.
 struct RaggedSlice {
   Value start, count, groups, gather, scatter;
+  Value raggedRows, lhsRows, outRows; // the kernel's counts (index)
   int64_t groupRows = 0;
 };
 
-/// Reads expert `expert`'s slice from `indices` (the kernel's offsets,
-/// counts, gather and scatter arguments, the last two where given) and
+/// Reads expert `expert`'s slice from `indices` (the kernel's arguments
+/// after the global scale: offsets, counts, gather and scatter where given,
+/// the three row counts where known at run time only) and
 /// sets `weights`' image offsets to the expert's images.
 RaggedSlice beginRaggedSlice(Emitter &e, HopperMatmulEmitter &weights,
                              int64_t groupRows, const RaggedForm &ragged,
@@ -66,8 +74,7 @@ RaggedSlice beginRaggedSlice(Emitter &e, HopperMatmulEmitter &weights,
 /// Sets `weights`' row maps for row group `group` of `slice` (local row r
 /// is ragged row start + group x groupRows + r).
 void enterRaggedGroup(Emitter &e, HopperMatmulEmitter &weights,
-                      const RaggedForm &ragged, const RaggedSlice &slice,
-                      Value group);
+                      const RaggedSlice &slice, Value group);
 
 } // namespace mlir::microscale::hopperlayout
 

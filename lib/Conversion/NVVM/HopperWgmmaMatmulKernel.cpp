@@ -209,11 +209,13 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
     w.tokens = half;
   }
   w.groupTiles = 1;
-  // The ragged form's small token tiles leave registers for two 64-column
-  // tiles per warpgroup (one barrier, copy and descriptor set per chunk
-  // for twice the weight) where the blocks still give every SM four.
-  if (ragged && w.tokens <= 64 &&
-      llvm::divideCeil(p.n, 128) * w.experts * w.split >= 4 * smCount)
+  // The ragged form's small token tiles (up to 32: 163 registers with the
+  // queue unrolled; 64-token tiles would take 246) leave registers for two
+  // 64-column tiles per warpgroup (one barrier, copy and descriptor set per
+  // chunk for twice the weight) where the blocks still give every SM four.
+  if (ragged && w.tokens <= 32 &&
+      static_cast<int64_t>(llvm::divideCeil(p.n, 128)) * w.experts * w.split >=
+          4 * smCount)
     w.groupTiles = 2;
   if (options.warpColumns) {
     if (options.warpColumns != 16 && options.warpColumns != 32)
@@ -772,7 +774,7 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     auto tiles =
         scf::ForOp::create(b, loc, e.index(0), slice.groups, e.index(1));
     b.setInsertionPoint(tiles.getBody()->getTerminator());
-    enterRaggedGroup(e, weights, *ragged, slice, tiles.getInductionVar());
+    enterRaggedGroup(e, weights, slice, tiles.getInductionVar());
     emitter.lhsRow = weights.lhsRow;
     emitter.outRow = weights.outRow;
   }
@@ -1087,17 +1089,95 @@ LogicalResult mlir::microscale::outlineHopperWgmmaMatmul(
   return success();
 }
 
-/// The token tile the ragged form is planned for: twice the ragged rows
-/// per expert (routing is uneven: with random top-k routing most experts
-/// then fit one tile), from 8 to 256.
-static int64_t raggedPlanRows(const RaggedForm &r) {
-  return std::clamp<int64_t>(2 * r.meanRows(), 8, 256);
+/// The token tile the ragged form is planned for: twice `meanRows` ragged
+/// rows per expert (routing is uneven: with random top-k routing most
+/// experts then fit one tile), from 8 to 256.
+static int64_t raggedPlanRows(int64_t meanRows) {
+  return std::clamp<int64_t>(2 * meanRows, 8, 256);
 }
+
+namespace {
+/// Rows known at run time in the ragged form: one kernel per variant,
+/// variant i planned for kRaggedMeanLimits[i] rows per expert (the last one
+/// for kRaggedLastMean) and taken while the ragged rows per expert (rounded
+/// up) are at most that.
+constexpr int64_t kRaggedMeanLimits[] = {4, 8, 16, 32, 64};
+constexpr int64_t kRaggedLastMean = 128;
+constexpr size_t kRaggedVariants = std::size(kRaggedMeanLimits) + 1;
+} // namespace
 
 bool mlir::microscale::raggedTakesWgmma(const nvvm::NVIDIAChip &chip,
                                         const MixedMatmulOptions &options) {
   return chip.hasWGMMA && !options.splitK && !options.unroll &&
          !options.chunkK;
+}
+
+/// The ragged form's plans: one for static rows, kRaggedVariants for rows
+/// known at run time (diagnostics at the op where `report`).
+static FailureOr<SmallVector<WgmmaPlan>>
+planRaggedVariants(MixedMatmulStorageOp op, const RaggedForm &ragged,
+                   const nvvm::NVIDIAChip &chip, int64_t smCount,
+                   const MixedMatmulOptions &options) {
+  SmallVector<int64_t> means;
+  if (!ragged.dynamicRows)
+    means.push_back(ragged.meanRows());
+  else {
+    means.assign(std::begin(kRaggedMeanLimits), std::end(kRaggedMeanLimits));
+    means.push_back(kRaggedLastMean);
+  }
+  SmallVector<WgmmaPlan> plans;
+  for (int64_t mean : means) {
+    FailureOr<WgmmaPlan> planned =
+        planWgmmaMatmul(op, options, chip,
+                        smCount ? smCount : chip.defaultSMCount,
+                        raggedPlanRows(mean), &ragged);
+    if (failed(planned))
+      return failure();
+    plans.push_back(*planned);
+  }
+  return plans;
+}
+
+/// Emits at `b`, for rows known at run time: nothing when any of the three
+/// counts (the last three `operands`) is 0, else a switch on the ragged
+/// rows per expert, case i emitted by `emitVariant`.
+static void switchOnRaggedRows(OpBuilder &b, Location loc,
+                               const RaggedForm &ragged,
+                               ArrayRef<Value> operands,
+                               function_ref<void(OpBuilder &, Location,
+                                                 size_t)>
+                                   emitVariant) {
+  Emitter host(b, loc);
+  OpBuilder::InsertionGuard guard(b);
+  ArrayRef<Value> counts = operands.take_back(3);
+  Value any = arith::ConstantIntOp::create(b, loc, 1, 1);
+  for (Value count : counts)
+    any = host.andI1(any, arith::CmpIOp::create(b, loc,
+                                                arith::CmpIPredicate::ne,
+                                                count, host.index(0)));
+  auto ifAny = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&ifAny.getThenRegion().front());
+  Value mean = host.div(host.add(counts[0], ragged.experts - 1),
+                        ragged.experts);
+  Value variant = host.index(0);
+  for (int64_t limit : kRaggedMeanLimits)
+    variant = host.add(
+        variant, arith::IndexCastUIOp::create(
+                     b, loc, b.getIndexType(),
+                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                           mean, host.index(limit))));
+  SmallVector<int64_t> cases;
+  for (size_t i = 1; i < kRaggedVariants; ++i)
+    cases.push_back(static_cast<int64_t>(i));
+  auto select = scf::IndexSwitchOp::create(b, loc, TypeRange{}, variant,
+                                           cases, cases.size());
+  for (size_t i = 0; i < kRaggedVariants; ++i) {
+    Region &region =
+        i == 0 ? select.getDefaultRegion() : select.getCaseRegions()[i - 1];
+    b.createBlock(&region);
+    emitVariant(b, loc, i);
+    scf::YieldOp::create(b, loc);
+  }
 }
 
 LogicalResult mlir::microscale::outlineHopperWgmmaRagged(
@@ -1111,20 +1191,35 @@ LogicalResult mlir::microscale::outlineHopperWgmmaRagged(
     op.erase();
     return success();
   }
-  FailureOr<WgmmaPlan> planned =
-      planWgmmaMatmul(op, options, chip,
-                      smCount ? smCount : chip.defaultSMCount,
-                      raggedPlanRows(ragged), &ragged);
-  if (failed(planned))
+  FailureOr<SmallVector<WgmmaPlan>> plans =
+      planRaggedVariants(op, ragged, chip, smCount, options);
+  if (failed(plans))
     return failure();
-  SmallVector<Type> types = raggedKernelArguments(op, planned->base, ragged);
-  HopperWgmmaKernel kernel = makeWgmmaKernel(
-      op, *planned, kernels, ("mixed_matmul_wgmma_" + Twine(index)).str(),
-      types, options, &ragged);
+  // Every variant takes the same arguments (they depend on K and N only).
+  SmallVector<Type> types =
+      raggedKernelArguments(op, plans->front().base, ragged);
+  SmallVector<HopperWgmmaKernel> variants;
+  for (auto [i, plan] : llvm::enumerate(*plans)) {
+    std::string name = ("mixed_matmul_wgmma_" + Twine(index)).str();
+    if (ragged.dynamicRows)
+      name += "_mean" + std::to_string(i < std::size(kRaggedMeanLimits)
+                                           ? kRaggedMeanLimits[i]
+                                           : kRaggedLastMean);
+    variants.push_back(
+        makeWgmmaKernel(op, plan, kernels, name, types, options, &ragged));
+  }
   OpBuilder builder(op);
-  Emitter host(builder, op.getLoc());
-  kernel.launch(builder, op.getLoc(), host.index(ragged.experts),
-                raggedKernelOperands(builder, op, types), op.getLhs());
+  SmallVector<Value> operands =
+      raggedKernelOperands(builder, op, types, ragged);
+  auto launch = [&](OpBuilder &b, Location loc, size_t i) {
+    Emitter host(b, loc);
+    variants[i].launch(b, loc, host.index(ragged.experts), operands,
+                       op.getLhs());
+  };
+  if (ragged.dynamicRows)
+    switchOnRaggedRows(builder, op.getLoc(), ragged, operands, launch);
+  else
+    launch(builder, op.getLoc(), 0);
   op.erase();
   return success();
 }
@@ -1293,7 +1388,7 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
     Value expert = upTo(ragged->experts);
     RaggedSlice slice = beginRaggedSlice(e, weights, w.tokens, *ragged,
                                          expert, args.drop_front(5));
-    enterRaggedGroup(e, weights, *ragged, slice,
+    enterRaggedGroup(e, weights, slice,
                      loop(e.index(0), slice.groups));
     emitter.lhsRow = weights.lhsRow;
     emitter.outRow = weights.outRow;
@@ -1383,25 +1478,32 @@ bool mlir::microscale::emulateHopperWgmmaRaggedOnHost(
     MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip, int64_t smCount,
     const MixedMatmulOptions &options) {
   const RaggedForm ragged = getRaggedForm(op);
-  FailureOr<WgmmaPlan> planned;
+  FailureOr<SmallVector<WgmmaPlan>> plans;
   {
     ScopedDiagnosticHandler silence(op.getContext(),
                                     [](Diagnostic &) { return success(); });
     if (!chip.hasWGMMA)
       return false;
-    planned = planWgmmaMatmul(op, options, chip,
-                              smCount ? smCount : chip.defaultSMCount,
-                              raggedPlanRows(ragged), &ragged);
-    if (failed(planned))
+    plans = planRaggedVariants(op, ragged, chip, smCount, options);
+    if (failed(plans))
       return false;
   }
+  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
+                               scf::SCFDialect, vector::VectorDialect,
+                               LLVM::LLVMDialect>();
   OpBuilder b(op);
-  if (!ragged.empty())
-    emitWgmmaEmulation(
-        b, op, *planned,
-        raggedKernelOperands(
-            b, op, raggedKernelArguments(op, planned->base, ragged)),
-        &ragged);
+  if (!ragged.empty()) {
+    SmallVector<Value> args = raggedKernelOperands(
+        b, op, raggedKernelArguments(op, plans->front().base, ragged),
+        ragged);
+    auto emulate = [&](OpBuilder &vb, Location, size_t i) {
+      emitWgmmaEmulation(vb, op, (*plans)[i], args, &ragged);
+    };
+    if (ragged.dynamicRows)
+      switchOnRaggedRows(b, op.getLoc(), ragged, args, emulate);
+    else
+      emulate(b, op.getLoc(), 0);
+  }
   op.erase();
   return true;
 }

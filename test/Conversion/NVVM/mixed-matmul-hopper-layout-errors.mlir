@@ -20,11 +20,23 @@ func.func @strided_scales(%a: memref<2x64xbf16>, %v: memref<16384xi8>, %s: memre
 
 // -----
 
-// The ragged form with rows known at run time: the K-major kernel's.
+// The ragged form with rows known at run time: the wgmma kernel's, not the
+// decode kernel's (split_k asks for that one).
 !w = !microscale.qtensor<2x64x16, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
-func.func @experts_dynamic(%a: memref<?x64xbf16>, %v: memref<32768xi8>, %s: memref<512xi8>, %g: f32, %o: memref<?x16xbf16>, %off: memref<2xi32>, %cnt: memref<2xi32>) {
-  // expected-error @+1 {{the ragged (experts) form with a Hopper-layout weight takes static row counts; with rows known at run time, convert_layout the expert weights to #microscale.strided<major_dim = -2> (the K-major kernel)}}
-  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<2xi32>, memref<2xi32>) : memref<?x64xbf16>, !w, memref<32768xi8>, memref<512xi8>, memref<?x16xbf16>
+func.func @experts_dynamic_decode(%a: memref<?x64xbf16>, %v: memref<32768xi8>, %s: memref<512xi8>, %g: f32, %o: memref<?x16xbf16>, %off: memref<2xi32>, %cnt: memref<2xi32>) {
+  // expected-error @+1 {{the decode kernel's ragged (experts) form takes static row counts; without split_k, unroll and chunk_k the wgmma kernel takes rows known at run time (or convert_layout the expert weights to #microscale.strided<major_dim = -2> for the K-major kernel)}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<2xi32>, memref<2xi32>) {microscale.tiling = {split_k = 1}} : memref<?x64xbf16>, !w, memref<32768xi8>, memref<512xi8>, memref<?x16xbf16>
+  return
+}
+
+// -----
+
+// A gather of rows known at run time must be contiguous (it is passed as a
+// flat array).
+!w = !microscale.qtensor<2x64x16, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @experts_strided_gather(%a: memref<?x64xbf16>, %v: memref<32768xi8>, %s: memref<512xi8>, %g: f32, %o: memref<?x16xbf16>, %off: memref<2xi32>, %cnt: memref<2xi32>, %ga: memref<?xi32, strided<[2]>>) {
+  // expected-error @+1 {{NVIDIA lowering with rows known at run time needs contiguous gather and scatter indices (identity layout), got 'memref<?xi32, strided<[2]>>'}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<2xi32>, memref<2xi32>) gather(%ga : memref<?xi32, strided<[2]>>) : memref<?x64xbf16>, !w, memref<32768xi8>, memref<512xi8>, memref<?x16xbf16>
   return
 }
 

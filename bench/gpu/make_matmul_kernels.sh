@@ -252,6 +252,47 @@ MLIR
   rm "$out/$name.lowered.mlir" "$out/$name.mlir"
   echo "$m $k $n $threads $name ${grid}$experts $tokens $entry 0 hopper4" >> "$out/cases.txt"
 }
+# The ragged form with rows known at run time (tokens, ragged rows and out
+# rows `?`): one compile of the six wgmma variants, run at each TOKENS
+# (top-k = RAGGED / TOKENS rows each) with the variant the host code
+# picks (ceil(ragged rows / experts) against 4, 8, 16, 32, 64).
+#   emit_hopper_moe_dynamic K N EXPERTS TOPK TOKENS...
+emit_hopper_moe_dynamic() {
+  local k=$1 n=$2 experts=$3 topk=$4; shift 4
+  local name="mm_hl_moedyn_${k}_${n}_e${experts}"
+  local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
+  local kb=$(( (k / 2 + 63) / 64 * 64 )) ks=$(( (k / 32 + 1) / 2 * 2 ))
+  local vbytes=$((experts * np * kb)) sbytes=$((experts * ns * ks))
+  local type="!microscale.qtensor<${experts}x${k}x${n}, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>"
+  cat > "$out/$name.mlir" <<MLIR
+func.func @mm(%a: memref<?x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<?x${n}xbf16>, %off: memref<${experts}xi32>, %cnt: memref<${experts}xi32>, %gather: memref<?xi32>, %scatter: memref<?xi32>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<${experts}xi32>, memref<${experts}xi32>) gather(%gather : memref<?xi32>) scatter(%scatter : memref<?xi32>) : memref<?x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<?x${n}xbf16>
+  return
+}
+MLIR
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx)" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  local tokens
+  for tokens in "$@"; do
+    local m=$((tokens * topk))
+    local mean=$(( (m + experts - 1) / experts )) variant=4 limit
+    for limit in 64 32 16 8 4; do
+      [ "$mean" -le "$limit" ] && variant=$limit
+    done
+    [ "$mean" -gt 64 ] && variant=128
+    local entry="mixed_matmul_wgmma_0_mean$variant"
+    local threads grid
+    threads=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /\.(req|max)ntid/ {print $2; exit}' "$out/$name.ptx" | tr -d ',')
+    grid=$(grep -oE "@${entry} blocks in \([^)]*\)" "$out/$name.lowered.mlir" |
+           grep -oE '%c[0-9]+' | sed 's/%c//' | tr '\n' ' ')
+    echo "$m $k $n $threads $name ${grid}$experts $tokens $entry 1 hopper4" >> "$out/cases.txt"
+  done
+  rm -f "$out/$name.lowered.mlir" "$out/$name.mlir"
+}
 # MoE in the Hopper layouts beside the K-major kernel: a small correctness
 # case (an empty expert, K = 512), gpt-oss mlp1 with 32 experts (128 tokens
 # top-4), and splits of K beside the planner's. (128 experts: matmul-bench
@@ -272,6 +313,10 @@ moe_cases() {
   emit_hopper_moe 512 2880 2880 32 128
   emit_hopper_moe 512 1504 1000 32 128
   emit_hopper_moe 512 1504 1000 32 128 "matmul-warp-columns=32"
+  # One compile for every token count (rows known at run time): decode
+  # steps of 1 and 16 tokens, 128 tokens (as the static case), a prefill
+  # chunk of 1000.
+  emit_hopper_moe_dynamic 2880 5760 32 4 1 16 128 1000
 }
 # The wgmma kernel's MoE tilings beside the planner's (gpt-oss mlp1, 32
 # experts; each MoE case costs the bench a few seconds of host set-up).
@@ -282,6 +327,14 @@ moe_sweep_cases() {
       "matmul-column-warps=8" "matmul-activation-stages=4" \
       "matmul-cluster-split-k=2" "matmul-max-registers=128"; do
     emit_hopper_moe 512 2880 5760 32 128 "$options"
+  done
+  # A prefill chunk: 1000 tokens top-4 (125 rows per expert, 128-token
+  # tiles), the weight queue's depth and the token tile beside the planner's.
+  emit_hopper_moe 4000 2880 5760 32 1000
+  for options in "matmul-weight-stages=3" "matmul-weight-stages=4" \
+      "matmul-weight-stages=6" "matmul-warp-rows=64" \
+      "matmul-warp-rows=64 matmul-weight-stages=2" "matmul-column-warps=4"; do
+    emit_hopper_moe 4000 2880 5760 32 1000 "$options"
   done
 }
 # The wgmma kernel's cases (the Hopper layout above 64 rows).

@@ -272,8 +272,9 @@ int main(int argc, char **argv) {
       if (experts)
         args[c].insert(args[c].end(),
                        {&doffsets, &dcounts, &dgather, &dscatter});
-      // (The Hopper-layout kernels take one: the rows, min(lhs, out).)
-      if (dynamicRows && layout.rfind("hopper", 0) == 0)
+      // (The Hopper-layout kernels take one in the dense form: the rows,
+      // min(lhs, out); three in the ragged form, as the K-major kernel.)
+      if (dynamicRows && layout.rfind("hopper", 0) == 0 && !experts)
         args[c].push_back(&raggedRows);
       else if (dynamicRows)
         args[c].insert(args[c].end(), {&raggedRows, &lhsRows, &outRows});

@@ -300,7 +300,10 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   // and chunk): a chunk's loads have that many iterations to land. Small
   // token tiles (short iterations) take 4, large ones 2 (their registers
   // are the accumulators').
-  w.weightDepth = w.tokens <= 64 ? 4 : 2;
+  // The ragged form's large tiles read each expert's weight once, from
+  // device memory rather than L2: 6 chunks ahead (docs/performance.md,
+  // "Measurements behind defaults in the code").
+  w.weightDepth = w.tokens <= 64 ? 4 : ragged ? 6 : 2;
   if (options.weightStages) {
     if (options.weightStages < 1 || options.weightStages > 8)
       return op.emitOpError() << "tiling weight_stages = "

@@ -317,6 +317,7 @@ moe_cases() {
   # steps of 1 and 16 tokens, 128 tokens (as the static case), a prefill
   # chunk of 1000.
   emit_hopper_moe_dynamic 2880 5760 32 4 1 16 128 1000
+  emit_hopper_moe 4000 2880 5760 32 1000
 }
 # The wgmma kernel's MoE tilings beside the planner's (gpt-oss mlp1, 32
 # experts; each MoE case costs the bench a few seconds of host set-up).

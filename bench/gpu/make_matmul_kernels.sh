@@ -16,6 +16,20 @@ mx_opt="$1" out="$2" mode="${3:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$out"
 : > "$out/cases.txt"
+# Compiles $out/NAME.mlir through microscale-gpu-to-ptx with the pass
+# pipeline prefix PREFIX (e.g. "microscale-nvvm-set-tiling{...},"): the
+# cubin as $out/NAME.cubin (ptxas here), the PTX as $out/NAME.ptx and the
+# lowered module (PTX form, the launches) as $out/NAME.lowered.mlir.
+#   compile_case NAME [PREFIX]
+compile_case() {
+  local name=$1 prefix=${2:-}
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(${prefix}microscale-gpu-to-ptx{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
+  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(${prefix}microscale-gpu-to-ptx)" > "$out/$name.lowered.mlir"
+  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+}
 # M K N [experts tokens [split unroll warp-columns warp-rows column-warps
 #        activation-stages weight-stages max-registers chunk-k]]
 # A ragged (MoE) case has M ragged rows: `tokens` activation rows, each
@@ -87,12 +101,7 @@ func.func @mm(%a: memref<?x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sb
   return
 }
 MLIR
-  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
-  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
-  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
-  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx)" > "$out/$name.lowered.mlir"
-  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
-  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  compile_case "$name"
   local m
   for m in "$@"; do
     local rows=8
@@ -149,19 +158,13 @@ func.func @mm(%a: memref<${m}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<$
   return
 }
 MLIR
-  local pipeline="builtin.module(microscale-nvvm-set-tiling{$options},microscale-gpu-to-ptx"
-  "$mx_opt" "$out/$name.mlir" --pass-pipeline="$pipeline{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
-  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
-  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
-  "$mx_opt" "$out/$name.mlir" --pass-pipeline="$pipeline)" > "$out/$name.lowered.mlir"
-  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  compile_case "$name" "microscale-nvvm-set-tiling{$options},"
   local threads grid entry
-  threads=$(grep -oE '\.(req|max)ntid [0-9]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
+  threads=$(grep -oE '\.(req|max)ntid [0-9]+' "$out/$name.ptx" | awk '{print $2}')
   grid=$(grep -oE 'blocks in \([^)]*\)' "$out/$name.lowered.mlir" |
          grep -oE '%c[0-9]+' | sed 's/%c//' | tr '\n' ' ')
   # The decode kernel (mma.sync) up to 64 rows, the wgmma kernel above.
-  entry=$(grep -oE '\.entry [A-Za-z0-9_]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
-  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  entry=$(grep -oE '\.entry [A-Za-z0-9_]+' "$out/$name.ptx" | awk '{print $2}')
   local extras
   extras=$(launch_extras "$entry" "$out/$name.lowered.mlir" "$out/$name.ptx")
   rm "$out/$name.lowered.mlir" "$out/$name.mlir"
@@ -186,12 +189,7 @@ func.func @mm(%a: memref<?x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sb
   return
 }
 MLIR
-  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
-  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
-  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
-  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx)" > "$out/$name.lowered.mlir"
-  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
-  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  compile_case "$name"
   local m
   for m in "$@"; do
     local rows=1
@@ -238,17 +236,12 @@ func.func @mm(%a: memref<${tokens}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: mem
   return
 }
 MLIR
-  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(${tiling}microscale-gpu-to-ptx{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
-  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
-  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
-  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(${tiling}microscale-gpu-to-ptx)" > "$out/$name.lowered.mlir"
-  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
+  compile_case "$name" "$tiling"
   local threads grid entry
-  threads=$(grep -oE '\.(req|max)ntid [0-9]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
+  threads=$(grep -oE '\.(req|max)ntid [0-9]+' "$out/$name.ptx" | awk '{print $2}')
   grid=$(grep -oE 'blocks in \([^)]*\)' "$out/$name.lowered.mlir" |
          grep -oE '%c[0-9]+' | sed 's/%c//' | tr '\n' ' ')
-  entry=$(grep -oE '\.entry [A-Za-z0-9_]+' "$out/microscale_kernels.ptx" | awk '{print $2}')
-  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  entry=$(grep -oE '\.entry [A-Za-z0-9_]+' "$out/$name.ptx" | awk '{print $2}')
   rm "$out/$name.lowered.mlir" "$out/$name.mlir"
   echo "$m $k $n $threads $name ${grid}$experts $tokens $entry 0 hopper4" >> "$out/cases.txt"
 }
@@ -270,12 +263,7 @@ func.func @mm(%a: memref<?x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sb
   return
 }
 MLIR
-  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx{format=bin toolkit=${CUDA_HOME:-/usr/local/cuda}})" > "$out/$name.lowered.mlir"
-  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
-  mv "$out/microscale_kernels.cubin" "$out/$name.cubin"
-  "$mx_opt" "$out/$name.mlir" --pass-pipeline="builtin.module(microscale-gpu-to-ptx)" > "$out/$name.lowered.mlir"
-  python3 "$here/../../tools/scripts/extract-ptx.py" "$out/$name.lowered.mlir" "$out"
-  mv "$out/microscale_kernels.ptx" "$out/$name.ptx"
+  compile_case "$name"
   local tokens
   for tokens in "$@"; do
     local m=$((tokens * topk))

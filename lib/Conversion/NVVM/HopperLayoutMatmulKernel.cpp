@@ -53,6 +53,7 @@
 
 #include "HopperLayoutMatmulEmitter.h"
 #include "HopperRaggedForm.h"
+#include "HostVariantSwitch.h"
 #include "HopperWgmmaMatmul.h"
 #include "MatmulPlanning.h"
 #include "OutlineSupport.h"
@@ -574,33 +575,9 @@ static_assert(kDynamicLimits[kDecodeVariants - 1] == kDecodeRows,
 static void switchOnRows(OpBuilder &b, Location loc, Value rows,
                          function_ref<void(OpBuilder &, Location, size_t)>
                              emitVariant) {
-  Emitter host(b, loc);
-  OpBuilder::InsertionGuard guard(b);
-  auto any = scf::IfOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rows,
-                            host.index(0)),
-      /*withElseRegion=*/false);
-  b.setInsertionPointToStart(&any.getThenRegion().front());
-  Value variant = host.index(0);
-  for (int64_t limit : kDynamicLimits)
-    variant = host.add(
-        variant, arith::IndexCastUIOp::create(
-                     b, loc, b.getIndexType(),
-                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                           rows, host.index(limit))));
-  SmallVector<int64_t> cases;
-  for (size_t i = 1; i < std::size(kDynamicPlanRows); ++i)
-    cases.push_back(static_cast<int64_t>(i));
-  auto select = scf::IndexSwitchOp::create(b, loc, TypeRange{}, variant,
-                                           cases, cases.size());
-  for (size_t i = 0; i < std::size(kDynamicPlanRows); ++i) {
-    Region &region =
-        i == 0 ? select.getDefaultRegion() : select.getCaseRegions()[i - 1];
-    b.createBlock(&region);
-    emitVariant(b, loc, i);
-    scf::YieldOp::create(b, loc);
-  }
+  emitIfAllNonZero(b, loc, rows, [&](OpBuilder &ib, Location il) {
+    emitSwitchOnLimits(ib, il, rows, kDynamicLimits, emitVariant);
+  });
 }
 
 /// Rows known at run time: every variant's kernel, and the host code that

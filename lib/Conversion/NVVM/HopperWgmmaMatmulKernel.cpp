@@ -61,6 +61,7 @@
 #include "ClusterSharedMemory.h"
 #include "HopperLayoutMatmulEmitter.h"
 #include "HopperRaggedForm.h"
+#include "HostVariantSwitch.h"
 #include "InlinePtx.h"
 #include "OutlineSupport.h"
 #include "TensorMapCopies.h"
@@ -1106,7 +1107,6 @@ namespace {
 /// up) are at most that.
 constexpr int64_t kRaggedMeanLimits[] = {4, 8, 16, 32, 64};
 constexpr int64_t kRaggedLastMean = 128;
-constexpr size_t kRaggedVariants = std::size(kRaggedMeanLimits) + 1;
 } // namespace
 
 bool mlir::microscale::raggedTakesWgmma(const nvvm::NVIDIAChip &chip,
@@ -1143,44 +1143,20 @@ planRaggedVariants(MixedMatmulStorageOp op, const RaggedForm &ragged,
 
 /// Emits at `b`, for rows known at run time: nothing when any of the three
 /// counts (the last three `operands`) is 0, else a switch on the ragged
-/// rows per expert, case i emitted by `emitVariant`.
+/// rows per expert (rounded up), case i emitted by `emitVariant`.
 static void switchOnRaggedRows(OpBuilder &b, Location loc,
                                const RaggedForm &ragged,
                                ArrayRef<Value> operands,
                                function_ref<void(OpBuilder &, Location,
                                                  size_t)>
                                    emitVariant) {
-  Emitter host(b, loc);
-  OpBuilder::InsertionGuard guard(b);
-  ArrayRef<Value> counts = operands.take_back(3);
-  Value any = arith::ConstantIntOp::create(b, loc, 1, 1);
-  for (Value count : counts)
-    any = host.andI1(any, arith::CmpIOp::create(b, loc,
-                                                arith::CmpIPredicate::ne,
-                                                count, host.index(0)));
-  auto ifAny = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(&ifAny.getThenRegion().front());
-  Value mean = host.div(host.add(counts[0], ragged.experts - 1),
-                        ragged.experts);
-  Value variant = host.index(0);
-  for (int64_t limit : kRaggedMeanLimits)
-    variant = host.add(
-        variant, arith::IndexCastUIOp::create(
-                     b, loc, b.getIndexType(),
-                     arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                           mean, host.index(limit))));
-  SmallVector<int64_t> cases;
-  for (size_t i = 1; i < kRaggedVariants; ++i)
-    cases.push_back(static_cast<int64_t>(i));
-  auto select = scf::IndexSwitchOp::create(b, loc, TypeRange{}, variant,
-                                           cases, cases.size());
-  for (size_t i = 0; i < kRaggedVariants; ++i) {
-    Region &region =
-        i == 0 ? select.getDefaultRegion() : select.getCaseRegions()[i - 1];
-    b.createBlock(&region);
-    emitVariant(b, loc, i);
-    scf::YieldOp::create(b, loc);
-  }
+  ValueRange counts = ValueRange(operands).take_back(3);
+  emitIfAllNonZero(b, loc, counts, [&](OpBuilder &ib, Location il) {
+    Emitter host(ib, il);
+    Value mean = host.div(host.add(counts[0], ragged.experts - 1),
+                          ragged.experts);
+    emitSwitchOnLimits(ib, il, mean, kRaggedMeanLimits, emitVariant);
+  });
 }
 
 LogicalResult mlir::microscale::outlineHopperWgmmaRagged(

@@ -83,6 +83,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include "microscale/Conversion/NVVM/HopperLayoutMatmul.h"
+#include "HostVariantSwitch.h"
 #include "MatmulPlanning.h"
 #include "OutlineSupport.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
@@ -1533,43 +1534,16 @@ LogicalResult mlir::microscale::outlineMixedMatmul(
   }
   // No launch without rows to read or write (a grid of 0 blocks is a
   // launch error); otherwise the variant of the typical rows per expert.
-  Value any = host.andI1(
-      host.andI1(arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
-                                       rows, host.index(0)),
-                 arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
-                                       operands[operands.size() - 2],
-                                       host.index(0))),
-      arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
-                            operands.back(), host.index(0)));
-  auto guard = scf::IfOp::create(builder, loc, any, /*withElseRegion=*/false);
-  builder.setInsertionPointToStart(&guard.getThenRegion().front());
-  if (plans.size() == 1) {
-    launch(builder, loc, 0);
-  } else {
-    Value typical =
-        first.experts ? host.div(rows, first.experts) : rows;
-    Value variant = host.index(0);
-    for (int64_t limit : limits)
-      variant = host.add(
-          variant, arith::IndexCastUIOp::create(
-                       builder, loc, builder.getIndexType(),
-                       arith::CmpIOp::create(builder, loc,
-                                             arith::CmpIPredicate::ugt,
-                                             typical, host.index(limit))));
-    SmallVector<int64_t> cases;
-    for (size_t i = 1; i < plans.size(); ++i)
-      cases.push_back(static_cast<int64_t>(i));
-    auto select = scf::IndexSwitchOp::create(builder, loc, TypeRange{},
-                                             variant, cases, cases.size());
-    for (size_t i = 0; i < plans.size(); ++i) {
-      Region &region =
-          i == 0 ? select.getDefaultRegion() : select.getCaseRegions()[i - 1];
-      Block *block = builder.createBlock(&region);
-      builder.setInsertionPointToStart(block);
-      launch(builder, loc, i);
-      scf::YieldOp::create(builder, loc);
-    }
-  }
+  emitIfAllNonZero(
+      builder, loc, ValueRange(operands).take_back(3),
+      [&](OpBuilder &ib, Location il) {
+        if (plans.size() == 1)
+          return launch(ib, il, 0);
+        Emitter at(ib, il);
+        emitSwitchOnLimits(ib, il,
+                           first.experts ? at.div(rows, first.experts) : rows,
+                           limits, launch);
+      });
   op.erase();
   return success();
 }

@@ -268,7 +268,7 @@ MLIR
   for tokens in "$@"; do
     local m=$((tokens * topk))
     local mean=$(( (m + experts - 1) / experts )) variant=4 limit
-    for limit in 64 32 16 8 4; do
+    for limit in 64 32 16 8 4 1; do
       [ "$mean" -le "$limit" ] && variant=$limit
     done
     [ "$mean" -gt 64 ] && variant=128
@@ -310,6 +310,14 @@ moe_cases() {
 # The wgmma kernel's MoE tilings beside the planner's (gpt-oss mlp1, 32
 # experts; each MoE case costs the bench a few seconds of host set-up).
 moe_sweep_cases() {
+  # Decode steps: 1 token (4 experts with a row each) and 16 tokens top-4,
+  # the cluster split of K beside the planner's.
+  for z in 0 2 3 4 6 8; do
+    emit_hopper_moe 4 2880 5760 32 1 "matmul-cluster-split-k=$z"
+  done
+  for z in 0 2 4; do
+    emit_hopper_moe 64 2880 5760 32 16 "matmul-cluster-split-k=$z"
+  done
   emit_hopper_moe 512 2880 5760 32 128
   for options in "matmul-warp-columns=16" "matmul-warp-rows=24" \
       "matmul-warp-rows=40" "matmul-weight-stages=2" "matmul-weight-stages=3" \

@@ -317,6 +317,69 @@ TEST_P(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
     ASSERT_TRUE(std::isnan(x));
 }
 
+/// The wgmma kernel's compacted grid: 40 experts (two ballots of 32), 5
+/// ragged rows, so 5 grid slots for the experts with rows (2, 31, 32 and
+/// 39; expert 7 has a negative count, expert 20 none). Slot s takes the
+/// s-th of them; slot 4 finds none and writes nothing.
+TEST(HopperLayoutMatmulOnHostRagged, ExpertsFoundBySlot) {
+  auto contextOwner = ::microscale::testing::makeJitContext();
+  MLIRContext &context = *contextOwner;
+  const int64_t experts = 40, k = 64, n = 24, tokens = 4, rows = 5,
+                outRows = 6;
+  const std::string weight =
+      "!microscale.qtensor<40x64x24, mxfp4, axis = 1, values = "
+      "#microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = "
+      "#microscale.hopper_scale<mx_axis = -2, num_warps = 4>>";
+  auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
+  ASSERT_TRUE(type);
+  const std::string lhs = "memref<4x64xbf16>", out = "memref<6x24xf32>";
+  const std::string e = "memref<40xi32>", r = "memref<5xi32>";
+  std::string text =
+      "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
+      "%g: f32, %o: " + out + ", %off: " + e + ", %cnt: " + e + ", %ga: " + r +
+      ", %sc: " + r + ") attributes {llvm.emit_c_interface} {\n"
+      "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o "
+      "experts(%off, %cnt : " + e + ", " + e + ") gather(%ga : " + r +
+      ") scatter(%sc : " + r + ") : " + lhs + ", " + weight +
+      ", memref<?xi8>, memref<?xi8>, " + out + "\n  return\n}\n";
+  std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
+  ASSERT_TRUE(chip);
+  std::string compileError;
+  bool emulated = false;
+  auto engine = ::microscale::testing::compileForHost(
+      context, text, compileError, [&](ModuleOp module) {
+        module.walk([&](MixedMatmulStorageOp op) {
+          emulated = emulateHopperLayoutMatmulOnHost(op, *chip);
+        });
+      });
+  ASSERT_TRUE(engine) << compileError;
+  ASSERT_TRUE(emulated);
+  std::mt19937 rng(41);
+  RandomWeight random = randomWeight(
+      type, 1, rng, [&](size_t) { return static_cast<uint8_t>(1 + rng() % 15); },
+      [&](size_t) { return static_cast<uint8_t>(112 + rng() % 16); });
+  std::vector<uint16_t> a =
+      ::microscale::testing::randomActivations(tokens * k, rng);
+  std::vector<int32_t> offsets(experts, 0), counts(experts, 0);
+  // Ragged rows: 0 -> expert 2, 1-2 -> expert 31, 3 -> expert 32, 4 ->
+  // expert 39.
+  offsets[2] = 0, counts[2] = 1;
+  offsets[31] = 1, counts[31] = 2;
+  offsets[32] = 3, counts[32] = 1;
+  offsets[39] = 4, counts[39] = 1;
+  offsets[7] = 0, counts[7] = -2;
+  std::vector<int32_t> gather = {3, 0, 2, 1, 3}, scatter = {5, 1, 2, 0, 4};
+  std::vector<float> got(outRows * n, std::nanf(""));
+  ::microscale::testing::RaggedMatmulCall call{
+      experts, k,      n,   tokens,  rows,   outRows, a,
+      random.values, random.scales, got, offsets, counts, gather, scatter};
+  llvm::Error error = ::microscale::testing::invokeRaggedMatmul(*engine, call);
+  ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
+  EXPECT_EQ(::microscale::testing::expectRaggedProduct(
+                call, ref::dequantize(random.tensor, ref::E8M0Edges::OCP)),
+            5u);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Kernels, HopperLayoutMatmulOnHostRagged,
     ::testing::Values(

@@ -88,11 +88,97 @@ hopperlayout::raggedKernelOperands(OpBuilder &builder, MixedMatmulStorageOp op,
   return operands;
 }
 
+Value hopperlayout::countRaggedSlots(Emitter &e, const RaggedForm &ragged,
+                                     ArrayRef<Value> operands) {
+  if (!ragged.dynamicRows)
+    return e.index(std::min(ragged.experts, ragged.raggedRows));
+  return arith::MinUIOp::create(e.builder(), e.location(),
+                                operands[operands.size() - 3],
+                                e.index(ragged.experts));
+}
+
+ExpertOfSlot hopperlayout::findExpertOfSlot(Emitter &e, Value counts,
+                                            int64_t experts, Value slot,
+                                            Value lane, bool onHost) {
+  OpBuilder &b = e.builder();
+  Location loc = e.location();
+  Type i32 = b.getI32Type();
+  // The ballot of `predicate(lane)` over the 32 lanes.
+  auto ballot = [&](function_ref<Value(Emitter &, Value)> predicate) {
+    if (!onHost)
+      return NVVM::VoteSyncOp::create(b, loc, i32, e.i32(-1),
+                                      predicate(e, lane),
+                                      NVVM::VoteSyncKind::ballot)
+          .getResult();
+    auto lanes = scf::ForOp::create(
+        b, loc, e.index(0), e.index(32), e.index(1), ValueRange{e.i32(0)},
+        [&](OpBuilder &lb, Location ll, Value l, ValueRange mask) {
+          Emitter x(lb, ll);
+          Value bit = x.shlV(arith::ExtUIOp::create(lb, ll, i32,
+                                                    predicate(x, l)),
+                             x.toI32(l));
+          scf::YieldOp::create(lb, ll, ValueRange{x.bor(mask[0], bit)});
+        });
+    return lanes.getResult(0);
+  };
+  auto popc = [&](Value v) {
+    return e.toIndex(LLVM::CtPopOp::create(b, loc, i32, v));
+  };
+  Value remaining = slot, expert = e.index(0);
+  Value present =
+      arith::ConstantIntOp::create(b, loc, /*value=*/0, /*width=*/1);
+  for (int64_t c = 0; c * 32 < experts; ++c) {
+    // Lane l: expert 32 c + l has rows.
+    auto hasRows = [&](Emitter &x, Value l) {
+      Value candidate = x.add(l, 32 * c);
+      Value clamped = arith::MinUIOp::create(x.builder(), x.location(),
+                                             candidate, x.index(experts - 1));
+      Value count = memref::LoadOp::create(x.builder(), x.location(), counts,
+                                           ValueRange{clamped});
+      Value positive = arith::CmpIOp::create(
+          x.builder(), x.location(), arith::CmpIPredicate::sgt, count,
+          arith::ConstantIntOp::create(x.builder(), x.location(),
+                                       count.getType(), 0));
+      return x.andI1(below(x, candidate, x.index(experts)), positive);
+    };
+    Value mask = ballot(hasRows);
+    Value here = popc(mask);
+    // The lane whose expert has rows and is the remaining-th of the mask.
+    Value pick = ballot([&](Emitter &x, Value l) {
+      Value lower = arith::SubIOp::create(x.builder(), x.location(),
+                                          x.shlV(x.i32(1), x.toI32(l)),
+                                          x.i32(1));
+      Value rank = x.toIndex(LLVM::CtPopOp::create(
+          x.builder(), x.location(), i32,
+          arith::AndIOp::create(x.builder(), x.location(), mask, lower)));
+      return x.andI1(hasRows(x, l),
+                     arith::CmpIOp::create(x.builder(), x.location(),
+                                           arith::CmpIPredicate::eq, rank,
+                                           remaining));
+    });
+    Value inChunk = e.andI1(
+        arith::XOrIOp::create(b, loc, present,
+                              arith::ConstantIntOp::create(b, loc, 1, 1)),
+        below(e, remaining, here));
+    Value index = e.add(
+        e.toIndex(LLVM::CountTrailingZerosOp::create(b, loc, i32, pick,
+                                                     /*is_zero_poison=*/false)),
+        32 * c);
+    expert = e.select(inChunk, index, expert);
+    present = arith::OrIOp::create(b, loc, present, inChunk);
+    // Not found yet: the slot is past this chunk's experts with rows.
+    remaining = e.select(present, remaining,
+                         arith::SubIOp::create(b, loc, remaining, here));
+  }
+  return {expert, present};
+}
+
 RaggedSlice hopperlayout::beginRaggedSlice(Emitter &e,
                                            HopperMatmulEmitter &weights,
                                            int64_t groupRows,
                                            const RaggedForm &ragged,
-                                           Value expert, ValueRange indices) {
+                                           Value expert, ValueRange indices,
+                                           Value present) {
   OpBuilder &b = e.builder();
   Location loc = e.location();
   auto signedIndex = [&](Value v) {
@@ -107,6 +193,8 @@ RaggedSlice hopperlayout::beginRaggedSlice(Emitter &e,
       signedIndex(
           memref::LoadOp::create(b, loc, indices[1], ValueRange{expert})),
       e.index(0));
+  if (present)
+    slice.count = e.select(present, slice.count, e.index(0));
   slice.groups = e.div(e.add(slice.count, groupRows - 1), groupRows);
   unsigned next = 2;
   slice.gather = ragged.gather ? indices[next++] : Value();

@@ -63,13 +63,33 @@ struct RaggedSlice {
   int64_t groupRows = 0;
 };
 
+/// The expert of grid slot `slot` in the ragged form's compacted grid (one
+/// slot per expert that has rows, min(experts, ragged rows) slots): the
+/// slot-th expert, in expert order, whose count is positive, and whether
+/// there is one. Each warp computes it with ballots over 32 experts at a
+/// time (lane l holds expert 32 c + l's count); with `onHost`, the same
+/// ballots as loops over the lanes (`lane` unused).
+/// The compacted grid's slots: min(experts, ragged rows) (at most one
+/// expert per ragged row has rows), from the kernel operands `operands`
+/// (raggedKernelOperands) where the rows are known at run time only.
+Value countRaggedSlots(Emitter &e, const RaggedForm &ragged,
+                       ArrayRef<Value> operands);
+
+struct ExpertOfSlot {
+  Value expert, present;
+};
+ExpertOfSlot findExpertOfSlot(Emitter &e, Value counts, int64_t experts,
+                              Value slot, Value lane, bool onHost);
+
 /// Reads expert `expert`'s slice from `indices` (the kernel's arguments
 /// after the global scale: offsets, counts, gather and scatter where given,
 /// the three row counts where known at run time only) and
 /// sets `weights`' image offsets to the expert's images.
+/// `present`, where given, false makes the slice empty.
 RaggedSlice beginRaggedSlice(Emitter &e, HopperMatmulEmitter &weights,
                              int64_t groupRows, const RaggedForm &ragged,
-                             Value expert, ValueRange indices);
+                             Value expert, ValueRange indices,
+                             Value present = Value());
 
 /// Sets `weights`' row maps for row group `group` of `slice` (local row r
 /// is ragged row start + group x groupRows + r).

@@ -90,8 +90,9 @@ struct WgmmaPlan {
   int64_t stages;        // S
   int64_t weightDepth;   // chunks of weight words in registers ahead
   int64_t split = 1;     // blocks of a cluster splitting K (grid z)
-  // The ragged form: grid y is the expert (each block walks its expert's
-  // rows in token tiles), so the planner counts this many times the blocks.
+  // The ragged form: grid y is a slot of the compacted grid (one per
+  // expert with rows; each block walks its expert's rows in token tiles):
+  // the planner counts the blocks of this many experts with rows.
   int64_t experts = 1;
   // The activations by TMA into dynamic shared memory (mbarrier per
   // stage); else by cp.async into static shared memory.
@@ -135,7 +136,8 @@ static std::pair<Value, Value> splitChunks(Emitter &e, const WgmmaPlan &w,
 static FailureOr<WgmmaPlan>
 planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
                 const nvvm::NVIDIAChip &chip, int64_t smCount,
-                int64_t planRows, const RaggedForm *ragged = nullptr) {
+                int64_t planRows, const RaggedForm *ragged = nullptr,
+                int64_t activeExperts = 0) {
   QTensorType rhs = op.getRhsType();
   auto scales = cast<HopperScaleAttr>(rhs.getScaleLayout());
   WgmmaPlan w;
@@ -154,7 +156,7 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   p.scaleRowBytes = 32 * llvm::alignTo(p.k / 32, 2);
   p.scaleWarps = scales.getNumWarps();
   if (ragged)
-    w.experts = ragged->experts;
+    w.experts = activeExperts ? activeExperts : ragged->experts;
   if (rhs.getValueStorageShape().back() != p.rowBytes ||
       rhs.getScaleStorageShape().back() != p.scaleRowBytes)
     return op.emitOpError() << "unexpected Hopper storage shapes";
@@ -771,10 +773,14 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   // tiles, everything below per tile (the cluster's blocks of a split
   // share the expert, so they run the same tiles).
   if (ragged) {
-    Value expert = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    // Grid y: a slot of the compacted grid, the slot-th expert with rows.
+    Value slot = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    ValueRange indices = entry.getArguments().drop_front(5);
+    ExpertOfSlot owner = findExpertOfSlot(e, indices[1], ragged->experts,
+                                          slot, lane, /*onHost=*/false);
     RaggedSlice slice =
-        beginRaggedSlice(e, weights, w.tokens, *ragged, expert,
-                         entry.getArguments().drop_front(5));
+        beginRaggedSlice(e, weights, w.tokens, *ragged, owner.expert,
+                         indices, owner.present);
     auto tiles =
         scf::ForOp::create(b, loc, e.index(0), slice.groups, e.index(1));
     b.setInsertionPoint(tiles.getBody()->getTerminator());
@@ -1105,7 +1111,7 @@ namespace {
 /// variant i planned for kRaggedMeanLimits[i] rows per expert (the last one
 /// for kRaggedLastMean) and taken while the ragged rows per expert (rounded
 /// up) are at most that.
-constexpr int64_t kRaggedMeanLimits[] = {4, 8, 16, 32, 64};
+constexpr int64_t kRaggedMeanLimits[] = {1, 4, 8, 16, 32, 64};
 constexpr int64_t kRaggedLastMean = 128;
 } // namespace
 
@@ -1121,19 +1127,28 @@ static FailureOr<SmallVector<WgmmaPlan>>
 planRaggedVariants(MixedMatmulStorageOp op, const RaggedForm &ragged,
                    const nvvm::NVIDIAChip &chip, int64_t smCount,
                    const MixedMatmulOptions &options) {
-  SmallVector<int64_t> means;
-  if (!ragged.dynamicRows)
-    means.push_back(ragged.meanRows());
-  else {
-    means.assign(std::begin(kRaggedMeanLimits), std::end(kRaggedMeanLimits));
-    means.push_back(kRaggedLastMean);
+  // (rows per expert, experts with rows) of each plan. Static rows: at
+  // most one expert per ragged row has any. Rows known at run time: at
+  // most one row per expert is a decode step's few tokens routed top-k,
+  // planned as kFewActiveExperts experts with rows.
+  constexpr int64_t kFewActiveExperts = 8;
+  SmallVector<std::pair<int64_t, int64_t>> means;
+  if (!ragged.dynamicRows) {
+    means.push_back({ragged.meanRows(),
+                     std::min(ragged.experts, ragged.raggedRows)});
+  } else {
+    for (int64_t mean : kRaggedMeanLimits)
+      means.push_back({mean, mean <= 1 ? std::min(ragged.experts,
+                                                  kFewActiveExperts)
+                                       : ragged.experts});
+    means.push_back({kRaggedLastMean, ragged.experts});
   }
   SmallVector<WgmmaPlan> plans;
-  for (int64_t mean : means) {
+  for (auto [mean, active] : means) {
     FailureOr<WgmmaPlan> planned =
         planWgmmaMatmul(op, options, chip,
                         smCount ? smCount : chip.defaultSMCount,
-                        raggedPlanRows(mean), &ragged);
+                        raggedPlanRows(mean), &ragged, active);
     if (failed(planned))
       return failure();
     plans.push_back(*planned);
@@ -1190,10 +1205,12 @@ LogicalResult mlir::microscale::outlineHopperWgmmaRagged(
   OpBuilder builder(op);
   SmallVector<Value> operands =
       raggedKernelOperands(builder, op, types, ragged);
+  // Grid y: one slot per expert that can have rows (the slot-th expert
+  // with rows, found by the block), so experts without rows cost no blocks.
   auto launch = [&](OpBuilder &b, Location loc, size_t i) {
     Emitter host(b, loc);
-    variants[i].launch(b, loc, host.index(ragged.experts), operands,
-                       op.getLhs());
+    variants[i].launch(b, loc, countRaggedSlots(host, ragged, operands),
+                       operands, op.getLhs());
   };
   if (ragged.dynamicRows)
     switchOnRaggedRows(builder, op.getLoc(), ragged, operands, launch);
@@ -1363,10 +1380,15 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value tokenBlock;
   if (ragged) {
-    // Grid y, the expert, and the block's loop over its token tiles.
-    Value expert = upTo(ragged->experts);
-    RaggedSlice slice = beginRaggedSlice(e, weights, w.tokens, *ragged,
-                                         expert, args.drop_front(5));
+    // Grid y, a slot of the compacted grid, its expert (the slot-th with
+    // rows), and the block's loop over its token tiles.
+    Value slot = loop(e.index(0), countRaggedSlots(e, *ragged, args));
+    ArrayRef<Value> indices = args.drop_front(5);
+    ExpertOfSlot owner = findExpertOfSlot(e, indices[1], ragged->experts,
+                                          slot, Value(), /*onHost=*/true);
+    RaggedSlice slice =
+        beginRaggedSlice(e, weights, w.tokens, *ragged, owner.expert,
+                         indices, owner.present);
     enterRaggedGroup(e, weights, slice,
                      loop(e.index(0), slice.groups));
     emitter.lhsRow = weights.lhsRow;

@@ -1,9 +1,11 @@
 // The ragged (experts) form with the weights in the Hopper layouts and
 // rows known at run time (tokens, ragged rows and out rows), as a serving
-// engine's MoE step has them: one compile of six wgmma kernels, planned
-// for 4, 8, 16, 32, 64 and 128 ragged rows per expert (token tiles of
-// twice that, at most 128), and host code that launches nothing when any
-// count is 0 and otherwise the variant of ceil(ragged rows / experts). The
+// engine's MoE step has them: one compile of seven wgmma kernels, planned
+// for 1 (a decode step: few experts with rows), 4, 8, 16, 32, 64 and 128
+// ragged rows per expert (token tiles of twice that, 8 to 128), and host
+// code that launches nothing when any count is 0 and otherwise the variant
+// of ceil(ragged rows / experts), its grid's y min(experts, ragged rows)
+// (one slot per expert that can have rows). The
 // buffers of rows known at run time are passed as flat arrays of 2^40
 // elements (nothing reads that bound), the three counts as index
 // arguments. Every kernel assembles with ptxas for sm_90a. (Host
@@ -27,18 +29,21 @@
 // CHECK: arith.divui {{.*}}, %c32
 // CHECK: scf.index_switch
 // CHECK: case 1 {
-// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0_mean8 blocks in (%c45, %c32{{.*}}, %c1) threads in (%c128,
+// CHECK: %[[SLOTS:.*]] = arith.minui %[[RAGGED]], %c32
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0_mean4 blocks in (%c45, %[[SLOTS]], %c1{{.*}}) threads in (%c128,
 // CHECK-SAME: %[[RAGGED]] : index, %[[LHS]] : index, %[[OUT]] : index)
-// CHECK: case 4 {
-// CHECK: @mixed_matmul_wgmma_0_mean64 blocks in (%c45, %c32{{.*}}, %c1) threads in (%c256,
+// CHECK: case 5 {
+// CHECK: @mixed_matmul_wgmma_0_mean64 blocks in (%c45, %{{.*}}, %c1{{.*}}) threads in (%c256,
 // CHECK: default {
-// CHECK: @mixed_matmul_wgmma_0_mean4 blocks
-// CHECK: gpu.func @mixed_matmul_wgmma_0_mean4
+// CHECK: @mixed_matmul_wgmma_0_mean1 blocks
+// CHECK: gpu.func @mixed_matmul_wgmma_0_mean1
+// CHECK: nvvm.vote.sync ballot
 func.func @moe_dynamic(%a: memref<?x2880xbf16>, %v: memref<277348352xi8>, %s: memref<16588800xi8>, %g: f32, %o: memref<?x5760xbf16>, %off: memref<32xi32>, %cnt: memref<32xi32>, %ga: memref<?xi32>, %sc: memref<?xi32>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<32xi32>, memref<32xi32>) gather(%ga : memref<?xi32>) scatter(%sc : memref<?xi32>) : memref<?x2880xbf16>, !w, memref<277348352xi8>, memref<16588800xi8>, memref<?x5760xbf16>
   return
 }
 
+// PTX-DAG: .entry mixed_matmul_wgmma_0_mean1(
 // PTX-DAG: .entry mixed_matmul_wgmma_0_mean4(
 // PTX-DAG: .entry mixed_matmul_wgmma_0_mean8(
 // PTX-DAG: .entry mixed_matmul_wgmma_0_mean16(
@@ -46,4 +51,5 @@ func.func @moe_dynamic(%a: memref<?x2880xbf16>, %v: memref<277348352xi8>, %s: me
 // PTX-DAG: .entry mixed_matmul_wgmma_0_mean64(
 // PTX-DAG: .entry mixed_matmul_wgmma_0_mean128(
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16
+// PTX-DAG: vote.sync.ballot.b32
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16

@@ -5,7 +5,7 @@
 #   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR [sweep]
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
-# ones; with "moe", the ragged (MoE) cases in the Hopper layouts ("moe-sweep": tilings of gpt-oss mlp1). With "sweep", the decode shapes instead, at several tilings; with "check",
+# ones; with "moe", the ragged (MoE) cases in the Hopper layouts ("moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -273,11 +273,12 @@ MLIR
     done
     [ "$mean" -gt 64 ] && variant=128
     local entry="mixed_matmul_wgmma_0_mean$variant"
-    local threads grid
+    local threads gridx gridz slots=$(( m < experts ? m : experts ))
     threads=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /\.(req|max)ntid/ {print $2; exit}' "$out/$name.ptx" | tr -d ',')
-    grid=$(grep -oE "@${entry} blocks in \([^)]*\)" "$out/$name.lowered.mlir" |
-           grep -oE '%c[0-9]+' | sed 's/%c//' | tr '\n' ' ')
-    echo "$m $k $n $threads $name ${grid}$experts $tokens $entry 1 hopper4" >> "$out/cases.txt"
+    # Grid y: min(ragged rows, experts) slots, computed by the host code.
+    gridx=$(grep -oE "@${entry} blocks in \(%c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
+    gridz=$(grep -oE "@${entry} blocks in \(%c[0-9]+, %[a-z0-9_]+, %c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
+    echo "$m $k $n $threads $name $gridx $slots ${gridz:-1} $experts $tokens $entry 1 hopper4" >> "$out/cases.txt"
   done
   rm -f "$out/$name.lowered.mlir" "$out/$name.mlir"
 }
@@ -460,6 +461,8 @@ elif [ "$mode" = moe ]; then
   moe_cases
 elif [ "$mode" = moe-sweep ]; then
   moe_sweep_cases
+elif [ "$mode" = moe-dynamic ]; then
+  emit_hopper_moe_dynamic 2880 5760 32 4 1 2 16 128 1000
 elif [ "$mode" = hopper ]; then
   # Correctness first: a half last chunk, partial column tiles, odd M, 8
   # row tiles, uneven split ranges.

@@ -53,7 +53,16 @@
 // cluster: block z takes chunks [z C / Z, (z + 1) C / Z), and the
 // cluster's rank 0 adds the others' sums, left in their stages, in rank
 // order through distributed shared memory before it stores the tile
-// (ClusterSharedMemory.h).
+// (ClusterSharedMemory.h). The chunk loop is unrolled by the weight queue's
+// depth, so that the queue's slots keep their registers.
+//
+// The ragged (experts) form (HopperRaggedForm.h): grid y is a slot of a
+// compacted grid, one per expert that can have rows; the block finds the
+// slot-th expert with rows (warp ballots over the counts) and runs the
+// whole pipeline per token tile of its expert's rows, activation rows
+// through the gather (cp.async per row: no TMA), out rows through the
+// scatter. Rows known at run time: one kernel per typical rows per expert,
+// the host code choosing (HostVariantSwitch.h).
 //
 //===----------------------------------------------------------------------===//
 #include "HopperWgmmaMatmul.h"
@@ -410,7 +419,7 @@ public:
     if (!lhsRow)
       return rows;
     for (int64_t i = 0; i < unitsPerThread(); ++i) {
-      // Units past the tile's (the last i) read row 0's map, unused.
+      // Units past the tile's (the last i) read its last row's map, unused.
       Value row = arith::MinUIOp::create(
           at.builder(), at.location(),
           at.div(at.add(thread, w.threads() * i), 8), at.index(w.tokens - 1));

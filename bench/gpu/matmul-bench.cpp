@@ -15,9 +15,13 @@
 // m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,weight_tb_s
 // (weight_tb_s: the weight's and scales' bytes over our time).
 //
+// MoE routing: each token to top-k distinct experts drawn uniformly, or,
+// with MATMUL_BENCH_ROUTING=skewed, with probability proportional to
+// 1 / (e + 1) (a Zipf-like load: expert 0 takes several times the mean).
+//
 //   g++ -O2 -std=c++17 -Iinclude bench/gpu/matmul-bench.cpp lib/Reference/*.cpp
-//       lib/Runtime/CUDA/CudaDriver.cpp -ldl -o matmul-bench
-//   ./matmul-bench bench/gpu/kernels-mm
+//       lib/Runtime/CUDA/CudaDriver.cpp -ldl -pthread -o matmul-bench
+//   [MATMUL_BENCH_ROUTING=skewed] ./matmul-bench bench/gpu/kernels-mm
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Reference/FloatFormats.h"
@@ -30,6 +34,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -107,10 +112,17 @@ int main(int argc, char **argv) {
       // empty slice, whose blocks must write nothing.
       const bool small = k <= 1024;
       const int64_t routed = small ? experts - 1 : experts;
+      const char *routing = std::getenv("MATMUL_BENCH_ROUTING");
+      const bool skewed = routing && std::string(routing) == "skewed";
+      std::vector<double> weights(routed);
+      for (int64_t e = 0; e < routed; ++e)
+        weights[e] = 1.0 / static_cast<double>(e + 1);
+      std::discrete_distribution<int64_t> zipf(weights.begin(), weights.end());
       for (int64_t t = 0; t < tokens; ++t) {
         std::vector<int32_t> chosen;
         while (static_cast<int64_t>(chosen.size()) < topk) {
-          int32_t e = static_cast<int32_t>(rng() % routed);
+          int32_t e = skewed ? static_cast<int32_t>(zipf(rng))
+                             : static_cast<int32_t>(rng() % routed);
           if (std::find(chosen.begin(), chosen.end(), e) == chosen.end())
             chosen.push_back(e);
         }
@@ -125,6 +137,12 @@ int main(int argc, char **argv) {
           expertOfRow.push_back(e);
         }
       }
+      if (skewed)
+        std::printf("# %s: skewed routing, largest expert %d rows (mean "
+                    "%.1f)\n",
+                    name.c_str(),
+                    *std::max_element(counts.begin(), counts.end()),
+                    static_cast<double>(m) / static_cast<double>(routed));
       // The output rows: a random permutation of the ragged rows.
       scatter.resize(m);
       for (int64_t r = 0; r < m; ++r)

@@ -26,7 +26,14 @@
 // CHECK: %[[LHS:.*]] = memref.dim %arg0
 // CHECK: %[[OUT:.*]] = memref.dim %arg4
 // CHECK: scf.if
-// CHECK: arith.divui {{.*}}, %c32
+// CHECK: %[[PLUS:.*]] = arith.addi %[[RAGGED]], %c31
+// CHECK: %[[MEAN:.*]] = arith.divui %[[PLUS]], %c32
+// CHECK: arith.cmpi ugt, %[[MEAN]], %c1 :
+// CHECK: arith.cmpi ugt, %[[MEAN]], %c4 :
+// CHECK: arith.cmpi ugt, %[[MEAN]], %c8 :
+// CHECK: arith.cmpi ugt, %[[MEAN]], %c16 :
+// CHECK: arith.cmpi ugt, %[[MEAN]], %c32{{.*}} :
+// CHECK: arith.cmpi ugt, %[[MEAN]], %c64 :
 // CHECK: scf.index_switch
 // CHECK: case 1 {
 // CHECK: %[[SLOTS:.*]] = arith.minui %[[RAGGED]], %c32

@@ -248,13 +248,7 @@ TEST_P(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
   const std::string e = "memref<5xi32>",
                     r = dynamicRows ? "memref<?xi32>" : "memref<20xi32>";
   std::string text =
-      "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
-      "%g: f32, %o: " + out + ", %off: " + e + ", %cnt: " + e + ", %ga: " + r +
-      ", %sc: " + r + ") attributes {llvm.emit_c_interface} {\n"
-      "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o "
-      "experts(%off, %cnt : " + e + ", " + e + ") gather(%ga : " + r +
-      ") scatter(%sc : " + r + ") : " + lhs + ", " + weight +
-      ", memref<?xi8>, memref<?xi8>, " + out + "\n  return\n}\n";
+      ::microscale::testing::raggedMatmulFunction(lhs, weight, out, e, r);
   std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
   ASSERT_TRUE(chip);
   std::string compileError;
@@ -335,13 +329,7 @@ TEST(HopperLayoutMatmulOnHostRagged, ExpertsFoundBySlot) {
   const std::string lhs = "memref<4x64xbf16>", out = "memref<6x24xf32>";
   const std::string e = "memref<40xi32>", r = "memref<5xi32>";
   std::string text =
-      "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
-      "%g: f32, %o: " + out + ", %off: " + e + ", %cnt: " + e + ", %ga: " + r +
-      ", %sc: " + r + ") attributes {llvm.emit_c_interface} {\n"
-      "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o "
-      "experts(%off, %cnt : " + e + ", " + e + ") gather(%ga : " + r +
-      ") scatter(%sc : " + r + ") : " + lhs + ", " + weight +
-      ", memref<?xi8>, memref<?xi8>, " + out + "\n  return\n}\n";
+      ::microscale::testing::raggedMatmulFunction(lhs, weight, out, e, r);
   std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
   ASSERT_TRUE(chip);
   std::string compileError;

@@ -102,6 +102,25 @@ inline std::string mixedMatmulFunction(const std::string &lhs,
          "\n  return\n}\n";
 }
 
+/// The ragged (experts) form of mixedMatmulFunction:
+/// @mm(%a, %v, %s, %g, %o, %off, %cnt, %ga, %sc) with expert offsets and
+/// counts of type `experts` and a gather and a scatter of type `rows`.
+inline std::string raggedMatmulFunction(const std::string &lhs,
+                                        const std::string &weight,
+                                        const std::string &out,
+                                        const std::string &experts,
+                                        const std::string &rows) {
+  const std::string &e = experts, &r = rows;
+  return "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
+         "%g: f32, %o: " + out + ", %off: " + e + ", %cnt: " + e +
+         ", %ga: " + r + ", %sc: " + r +
+         ") attributes {llvm.emit_c_interface} {\n"
+         "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o "
+         "experts(%off, %cnt : " + e + ", " + e + ") gather(%ga : " + r +
+         ") scatter(%sc : " + r + ") : " + lhs + ", " + weight +
+         ", memref<?xi8>, memref<?xi8>, " + out + "\n  return\n}\n";
+}
+
 /// Calls mixedMatmulFunction's @mm in `engine` on `a` (M x K bf16), the
 /// weight's `values` and `scales` bytes and global scale `g`, into `out`
 /// (M x N f32).

@@ -106,13 +106,7 @@ TEST(MixedMatmulJITRagged, ExpertsGatherScatter) {
                     out = memref(outRows, n, "f32");
   const std::string e = "memref<4xi32>", r = "memref<10xi32>";
   std::string text =
-      "func.func @mm(%a: " + lhs + ", %v: memref<?xi8>, %s: memref<?xi8>, "
-      "%g: f32, %o: " + out + ", %off: " + e + ", %cnt: " + e + ", %ga: " + r +
-      ", %sc: " + r + ") attributes {llvm.emit_c_interface} {\n"
-      "  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o "
-      "experts(%off, %cnt : " + e + ", " + e + ") gather(%ga : " + r +
-      ") scatter(%sc : " + r + ") : " + lhs + ", " + weight +
-      ", memref<?xi8>, memref<?xi8>, " + out + "\n  return\n}\n";
+      ::microscale::testing::raggedMatmulFunction(lhs, weight, out, e, r);
   std::string compileError;
   auto engine =
       ::microscale::testing::compileForHost(context, text, compileError);

@@ -610,9 +610,7 @@ bool mlir::microscale::emulateBlackwellDequantizeOnHost(
     DequantizeStorageOp op, const HopperDequantizeOptions &options) {
   if (!isBlackwellDequantize(op) || failed(checkBlackwellDequantize(op)))
     return false;
-  op.getContext()->loadDialect<arith::ArithDialect, LLVM::LLVMDialect,
-                               memref::MemRefDialect, scf::SCFDialect,
-                               vector::VectorDialect>();
+  loadHostEmulationDialects(op.getContext());
   BlackwellDequantizeGeometry g(op.getQTensorType());
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();

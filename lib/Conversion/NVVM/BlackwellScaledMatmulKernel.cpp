@@ -50,6 +50,7 @@
 #include "microscale/Conversion/NVVM/Passes.h"
 
 #include "BlockScaledSupport.h"
+#include "HostEmulation.h"
 #include "OutlineSupport.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
 #include "microscale/Conversion/NVVM/TCGen05ScaledMatmul.h"
@@ -536,8 +537,7 @@ bool mlir::microscale::emulateBlackwellScaledMatmulOnHost(
     if (failed(checkScaledMatmul(op)))
       return false;
   }
-  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
-                               scf::SCFDialect>();
+  loadHostEmulationDialects(op.getContext());
   ScaledMatmulGeometry g(op.getLhsType(), op.getRhsType());
   Location loc = op.getLoc();
   OpBuilder builder(op);

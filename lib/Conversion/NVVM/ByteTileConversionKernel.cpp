@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Conversion/NVVM/Passes.h"
 
+#include "HostEmulation.h"
 #include "OutlineSupport.h"
 
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
@@ -366,8 +367,7 @@ bool mlir::microscale::emulateByteTileConversionOnHost(ConvertStorageOp op,
   if (!plan)
     return false;
   // Outside a pass nothing has loaded the dialects the emulation builds.
-  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
-                               scf::SCFDialect, vector::VectorDialect>();
+  loadHostEmulationDialects(op.getContext());
   OpBuilder builder(op);
   Location loc = op.getLoc();
   Emitter e(builder, loc);

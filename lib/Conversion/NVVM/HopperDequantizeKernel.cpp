@@ -21,6 +21,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include "HopperWordDecode.h"
+#include "HostEmulation.h"
 #include "OutlineSupport.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
 
@@ -554,9 +555,7 @@ bool mlir::microscale::emulateHopperDequantizeOnHost(
   if (!options.staged || failed(checkHopperDequantize(op)))
     return false;
   // Outside a pass nothing has loaded the dialects the emulation builds.
-  op.getContext()->loadDialect<arith::ArithDialect, LLVM::LLVMDialect,
-                               memref::MemRefDialect, scf::SCFDialect,
-                               vector::VectorDialect>();
+  loadHostEmulationDialects(op.getContext());
   HopperDequantizeGeometry g(op.getQTensorType());
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();

@@ -53,8 +53,9 @@
 
 #include "HopperLayoutMatmulEmitter.h"
 #include "HopperRaggedForm.h"
-#include "HostVariantSwitch.h"
 #include "HopperWgmmaMatmul.h"
+#include "HostEmulation.h"
+#include "HostVariantSwitch.h"
 #include "MatmulPlanning.h"
 #include "OutlineSupport.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
@@ -885,9 +886,7 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
           op, options, chip, sms, raggedPlanRows(ragged));
       if (failed(planned))
         return false;
-      op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
-                                   scf::SCFDialect, vector::VectorDialect,
-                                   LLVM::LLVMDialect>();
+      loadHostEmulationDialects(op.getContext());
       OpBuilder b(op);
       if (!ragged.empty())
         emitDecodeEmulation(
@@ -916,9 +915,7 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
         if (!canPlanHopperWgmma(op, chip, smCount, options, rows))
           return false;
   }
-  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
-                               scf::SCFDialect, vector::VectorDialect,
-                               LLVM::LLVMDialect>();
+  loadHostEmulationDialects(op.getContext());
   OpBuilder b(op);
   if (!dynamicRows) {
     if (m != 0)

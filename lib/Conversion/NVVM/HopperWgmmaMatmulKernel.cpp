@@ -70,6 +70,7 @@
 #include "ClusterSharedMemory.h"
 #include "HopperLayoutMatmulEmitter.h"
 #include "HopperRaggedForm.h"
+#include "HostEmulation.h"
 #include "HostVariantSwitch.h"
 #include "InlinePtx.h"
 #include "OutlineSupport.h"
@@ -384,23 +385,15 @@ public:
   }
 
   /// Local row `row` of token tile `tokenBlock` as an lhs row (safe to
-  /// address) and whether it is read: the ragged form's map, else the
-  /// tile's token below the rows.
+  /// address) and whether it is read; as an out row and whether it is
+  /// written.
   std::pair<Value, Value> lhsRowOf(Emitter &at, Value tokenBlock,
                                    Value row) const {
-    if (lhsRow)
-      return lhsRow(at, row);
-    Value token = at.add(at.mul(tokenBlock, w.tokens), row);
-    return {token, below(at, token, rowCount(at))};
+    return mapRow(at, lhsRow, tokenBlock, row);
   }
-  /// Local row `row` of token tile `tokenBlock` as an out row and whether
-  /// it is written.
   std::pair<Value, Value> outRowOf(Emitter &at, Value tokenBlock,
                                    Value row) const {
-    if (outRow)
-      return outRow(at, row);
-    Value token = at.add(at.mul(tokenBlock, w.tokens), row);
-    return {token, below(at, token, rowCount(at))};
+    return mapRow(at, outRow, tokenBlock, row);
   }
 
   /// The copies' units per thread: unit u = thread + threads i.
@@ -619,6 +612,17 @@ public:
   HopperMatmulEmitter::RowMap lhsRow, outRow;
 
 private:
+  /// The ragged form's `map` of a local row, else the tile's token and
+  /// whether it is below the rows.
+  std::pair<Value, Value> mapRow(Emitter &at,
+                                 const HopperMatmulEmitter::RowMap &map,
+                                 Value tokenBlock, Value row) const {
+    if (map)
+      return map(at, row);
+    Value token = at.add(at.mul(tokenBlock, w.tokens), row);
+    return {token, below(at, token, rowCount(at))};
+  }
+
   const WgmmaPlan &w;
   const HopperMatmulPlan &p;
   Value lhs, out, globalScale;
@@ -1357,9 +1361,7 @@ bool mlir::microscale::emitHopperWgmmaEmulation(
 static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
                                const WgmmaPlan &w, ArrayRef<Value> args,
                                const RaggedForm *ragged) {
-  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
-                               scf::SCFDialect, vector::VectorDialect,
-                               LLVM::LLVMDialect>();
+  loadHostEmulationDialects(op.getContext());
   const HopperMatmulPlan &p = w.base;
   Location loc = op.getLoc();
   OpBuilder::InsertionGuard outer(b);
@@ -1498,9 +1500,7 @@ bool mlir::microscale::emulateHopperWgmmaRaggedOnHost(
     if (failed(plans))
       return false;
   }
-  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
-                               scf::SCFDialect, vector::VectorDialect,
-                               LLVM::LLVMDialect>();
+  loadHostEmulationDialects(op.getContext());
   OpBuilder b(op);
   if (!ragged.empty()) {
     SmallVector<Value> args = raggedKernelOperands(

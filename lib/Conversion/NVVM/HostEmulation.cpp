@@ -2,6 +2,10 @@
 #include "HostEmulation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::microscale;
@@ -28,4 +32,10 @@ Value mlir::microscale::emitHostMulBF16x2(codegen::Emitter &e, Value a,
     return e.shl(rounded, 16 * h);
   };
   return e.bor(lane(0), lane(1));
+}
+
+void mlir::microscale::loadHostEmulationDialects(MLIRContext *context) {
+  context->loadDialect<arith::ArithDialect, memref::MemRefDialect,
+                       scf::SCFDialect, vector::VectorDialect,
+                       LLVM::LLVMDialect>();
 }

@@ -12,6 +12,11 @@
 
 namespace mlir::microscale {
 
+/// Loads the dialects the host emulations build with (arith, memref, scf,
+/// vector, LLVM) into `context`. Before any of their ops is created: an op
+/// of a dialect not loaded is not created (null).
+void loadHostEmulationDialects(MLIRContext *context);
+
 /// `mul.rn.bf16x2`: the two bf16 lanes of the i32s `a` and `b` multiplied,
 /// each exactly in f32 (two 8-bit significands) and rounded to nearest even
 /// on the bits.

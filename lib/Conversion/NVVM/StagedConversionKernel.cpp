@@ -37,6 +37,7 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Conversion/NVVM/Passes.h"
 
+#include "HostEmulation.h"
 #include "OutlineSupport.h"
 
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
@@ -1734,8 +1735,7 @@ bool mlir::microscale::emulateTiledConversionOnHost(ConvertStorageOp op,
   if (!staged)
     return false;
   // Outside a pass nothing has loaded the dialects the emulation builds.
-  op.getContext()->loadDialect<arith::ArithDialect, memref::MemRefDialect,
-                               scf::SCFDialect, vector::VectorDialect>();
+  loadHostEmulationDialects(op.getContext());
   OpBuilder builder(op);
   Location loc = op.getLoc();
   Emitter e(builder, loc);

@@ -99,6 +99,7 @@
 #include "microscale/Conversion/NVVM/TCGen05ScaledMatmul.h"
 
 #include "BlockScaledSupport.h"
+#include "HostEmulation.h"
 #include "InlinePtx.h"
 #include "OutlineSupport.h"
 #include "TensorMapCopies.h"
@@ -1558,9 +1559,7 @@ bool mlir::microscale::emulateTCGen05ScaledMatmulOnHost(
       return false;
   }
   const bool bulkCopies = tiling->bulkCopies;
-  op.getContext()
-      ->loadDialect<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect,
-                    vector::VectorDialect>();
+  loadHostEmulationDialects(op.getContext());
   TCGen05Geometry g(op.getLhsType(), op.getRhsType());
   setTensorMapCopies(g, tiling->tensorMaps);
   Location loc = op.getLoc();

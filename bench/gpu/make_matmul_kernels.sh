@@ -134,6 +134,24 @@ launch_extras() {
   fi
   echo "${shared:-0} ${box:-0}"
 }
+# The Hopper-layout weight of K x N (EXPERTS of them, 0: one, dense): sets
+# `type` (its qtensor type) and `vbytes`, `sbytes` (the bytes of its value
+# and scale images: N padded to 256 for the values and to 128 for the
+# scales, 32 x num_warps; K/2 bytes padded to 64, K/32 blocks to 2).
+#   local type vbytes sbytes; hopper_weight K N EXPERTS
+hopper_weight() {
+  local k=$1 n=$2 experts=$3
+  local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
+  local kb=$(( (k / 2 + 63) / 64 * 64 )) ks=$(( (k / 32 + 1) / 2 * 2 ))
+  local batches=$(( experts > 0 ? experts : 1 ))
+  local layouts="values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>"
+  vbytes=$((batches * np * kb)) sbytes=$((batches * ns * ks))
+  if [ "$experts" -gt 0 ]; then
+    type="!microscale.qtensor<${experts}x${k}x${n}, mxfp4, axis = 1, $layouts>"
+  else
+    type="!microscale.qtensor<${k}x${n}, mxfp4, axis = 0, $layouts>"
+  fi
+}
 emit_hopper() {
   local m=$1 k=$2 n=$3 split=${4:-0} cols=${5:-0} rows=${6:-0} cwarps=${7:-0}
   local stages=${8:-0} async=${9:-0} csplit=${10:-0} wstages=${11:-0}
@@ -146,12 +164,8 @@ emit_hopper() {
   local options="matmul-split-k=$split matmul-warp-columns=$cols matmul-warp-rows=$rows matmul-column-warps=$cwarps matmul-activation-stages=$stages matmul-cluster-split-k=$csplit matmul-weight-stages=$wstages"
   [ "$async" = 1 ] && options="$options matmul-activation-copies=cp.async"
   [ "$async" = 2 ] && options="$options matmul-activation-copies=tma"
-  # Storage of the Hopper images: N padded to 256 (values) and 128 (scales,
-  # 32 x num_warps), K/2 bytes padded to 64, K/32 blocks padded to 2.
-  local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
-  local kb=$(( (k / 2 + 63) / 64 * 64 )) ks=$(( (k / 32 + 1) / 2 * 2 ))
-  local vbytes=$((np * kb)) sbytes=$((ns * ks))
-  local type="!microscale.qtensor<${k}x${n}, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>"
+  local type vbytes sbytes
+  hopper_weight "$k" "$n" 0
   cat > "$out/$name.mlir" <<MLIR
 func.func @mm(%a: memref<${m}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<${m}x${n}xbf16>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<${m}x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<${m}x${n}xbf16>
@@ -179,10 +193,8 @@ MLIR
 emit_hopper_dynamic() {
   local k=$1 n=$2; shift 2
   local name="mm_hl_dyn_${k}_${n}"
-  local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
-  local kb=$(( (k / 2 + 63) / 64 * 64 )) ks=$(( (k / 32 + 1) / 2 * 2 ))
-  local vbytes=$((np * kb)) sbytes=$((ns * ks))
-  local type="!microscale.qtensor<${k}x${n}, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>"
+  local type vbytes sbytes
+  hopper_weight "$k" "$n" 0
   cat > "$out/$name.mlir" <<MLIR
 func.func @mm(%a: memref<?x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<?x${n}xbf16>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<?x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<?x${n}xbf16>
@@ -226,10 +238,8 @@ emit_hopper_moe() {
   tag=$(echo "$options" | sed -e 's/matmul-//g' -e 's/[^A-Za-z0-9]\+/_/g')
   local name="mm_hl_moe_${m}_${k}_${n}_e${experts}${tag:+_$tag}"
   local tiling="microscale-nvvm-set-tiling{$options},"
-  local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
-  local kb=$(( (k / 2 + 63) / 64 * 64 )) ks=$(( (k / 32 + 1) / 2 * 2 ))
-  local vbytes=$((experts * np * kb)) sbytes=$((experts * ns * ks))
-  local type="!microscale.qtensor<${experts}x${k}x${n}, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>"
+  local type vbytes sbytes
+  hopper_weight "$k" "$n" "$experts"
   cat > "$out/$name.mlir" <<MLIR
 func.func @mm(%a: memref<${tokens}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<${m}x${n}xbf16>, %off: memref<${experts}xi32>, %cnt: memref<${experts}xi32>, %gather: memref<${m}xi32>, %scatter: memref<${m}xi32>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<${experts}xi32>, memref<${experts}xi32>) gather(%gather : memref<${m}xi32>) scatter(%scatter : memref<${m}xi32>) : memref<${tokens}x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<${m}x${n}xbf16>
@@ -253,10 +263,8 @@ MLIR
 emit_hopper_moe_dynamic() {
   local k=$1 n=$2 experts=$3 topk=$4; shift 4
   local name="mm_hl_moedyn_${k}_${n}_e${experts}"
-  local np=$(( (n + 255) / 256 * 256 )) ns=$(( (n + 127) / 128 * 128 ))
-  local kb=$(( (k / 2 + 63) / 64 * 64 )) ks=$(( (k / 32 + 1) / 2 * 2 ))
-  local vbytes=$((experts * np * kb)) sbytes=$((experts * ns * ks))
-  local type="!microscale.qtensor<${experts}x${k}x${n}, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>"
+  local type vbytes sbytes
+  hopper_weight "$k" "$n" "$experts"
   cat > "$out/$name.mlir" <<MLIR
 func.func @mm(%a: memref<?x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %o: memref<?x${n}xbf16>, %off: memref<${experts}xi32>, %cnt: memref<${experts}xi32>, %gather: memref<?xi32>, %scatter: memref<?xi32>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<${experts}xi32>, memref<${experts}xi32>) gather(%gather : memref<?xi32>) scatter(%scatter : memref<?xi32>) : memref<?x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<?x${n}xbf16>

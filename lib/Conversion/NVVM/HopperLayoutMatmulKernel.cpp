@@ -81,7 +81,6 @@ constexpr int64_t kMaxRows = 64;
 constexpr int64_t kDecodeRows = 16;
 } // namespace
 
-
 bool mlir::microscale::hasHopperLayoutWeight(MixedMatmulStorageOp op) {
   return isa<HopperValueAttr>(op.getRhsType().getValueLayout());
 }
@@ -287,7 +286,6 @@ static SmallVector<Value> emitMma(OpBuilder &b, Location loc, ValueRange a,
   return sums;
 }
 
-
 /// The kernel of plan `p`.
 static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
                                   const HopperMatmulPlan &p,
@@ -338,8 +336,9 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   scf::ForOp groups;
   if (ragged) {
     Value expert = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-    RaggedSlice slice = beginRaggedSlice(e, emitter, 8 * p.rowTiles, *ragged, expert,
-                                         entry.getArguments().drop_front(5));
+    RaggedSlice slice =
+        beginRaggedSlice(e, emitter, 8 * p.rowTiles, *ragged, expert,
+                         entry.getArguments().drop_front(5));
     groups = scf::ForOp::create(b, loc, e.index(0), slice.groups, e.index(1));
     b.setInsertionPoint(groups.getBody()->getTerminator());
     enterRaggedGroup(e, emitter, slice, groups.getInductionVar());
@@ -504,16 +503,11 @@ static void launchDecodeKernel(OpBuilder &b, Location loc,
       Value(), operands);
 }
 
-
-
 /// The rows the ragged form's decode kernel is planned for: the ragged
 /// rows per expert, at least 1 and at most 16 (a block walks more).
 static int64_t raggedPlanRows(const RaggedForm &r) {
-  return std::clamp<int64_t>(
-      llvm::divideCeil(r.raggedRows, std::max<int64_t>(1, r.experts)), 1,
-      kDecodeRows);
+  return std::min(r.meanRows(), kDecodeRows);
 }
-
 
 /// The ragged form: the decode kernel with grid z the expert.
 static LogicalResult outlineRagged(MixedMatmulStorageOp op,
@@ -779,10 +773,9 @@ static void emitDecodeEmulation(OpBuilder &b, Location loc,
   if (ragged) {
     // Grid z and the block's loop over its expert's row groups.
     Value expert = upTo(ragged->experts);
-    RaggedSlice slice = beginRaggedSlice(e, emitter, 8 * p.rowTiles, *ragged, expert,
-                                         args.drop_front(5));
-    enterRaggedGroup(e, emitter, slice,
-                     loop(e.index(0), slice.groups));
+    RaggedSlice slice = beginRaggedSlice(e, emitter, 8 * p.rowTiles, *ragged,
+                                         expert, args.drop_front(5));
+    enterRaggedGroup(e, emitter, slice, loop(e.index(0), slice.groups));
   }
   {
     OpBuilder::InsertionGuard guard(b);

@@ -141,7 +141,13 @@ ExpertOfSlot hopperlayout::findExpertOfSlot(Emitter &e, Value counts,
                                        count.getType(), 0));
       return x.andI1(below(x, candidate, x.index(experts)), positive);
     };
-    Value mask = ballot(hasRows);
+    // The device's lane evaluates its own expert once for both ballots; the
+    // host's lane loops evaluate each lane's.
+    Value own = onHost ? Value() : hasRows(e, lane);
+    auto laneHasRows = [&](Emitter &x, Value l) {
+      return own ? own : hasRows(x, l);
+    };
+    Value mask = ballot(laneHasRows);
     Value here = popc(mask);
     // The lane whose expert has rows and is the remaining-th of the mask.
     Value pick = ballot([&](Emitter &x, Value l) {
@@ -151,7 +157,7 @@ ExpertOfSlot hopperlayout::findExpertOfSlot(Emitter &e, Value counts,
       Value rank = x.toIndex(LLVM::CtPopOp::create(
           x.builder(), x.location(), i32,
           arith::AndIOp::create(x.builder(), x.location(), mask, lower)));
-      return x.andI1(hasRows(x, l),
+      return x.andI1(laneHasRows(x, l),
                      arith::CmpIOp::create(x.builder(), x.location(),
                                            arith::CmpIPredicate::eq, rank,
                                            remaining));

@@ -842,10 +842,9 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   // The queue of weight words: chunks 1 .. D, oldest first.
   SmallVector<Value> queue;
   for (int64_t d = 1; d <= w.weightDepth; ++d)
-    llvm::append_range(queue,
-                       flattenChunk(loadChunk(w, weights, emitter, e, block,
-                                              warp, lane,
-                                              chunkAt(e, e.add(firstChunk, d)))));
+    llvm::append_range(
+        queue, flattenChunk(loadChunk(w, weights, emitter, e, block, warp, lane,
+                                      chunkAt(e, e.add(firstChunk, d)))));
   auto vote = [&](OpBuilder &at, Location l, Value folds) -> Value {
     Emitter x(at, l);
     return NVVM::VoteSyncOp::create(at, l, at.getI1Type(), x.i32(-1), folds,
@@ -1080,7 +1079,6 @@ FailureOr<HopperWgmmaKernel> mlir::microscale::buildHopperWgmmaKernel(
   return makeWgmmaKernel(op, *planned, kernels, name, argTypes, options,
                          nullptr);
 }
-
 
 SmallVector<Type>
 mlir::microscale::getHopperLayoutKernelArguments(MixedMatmulStorageOp op,

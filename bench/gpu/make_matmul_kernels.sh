@@ -227,7 +227,7 @@ MLIR
 }
 # The ragged (MoE) form with the expert weights in the Hopper layouts (rows
 # through a gather, out through a scatter, as emit's ragged cases): by
-# default the wgmma kernel, grid y the expert; with matmul-split-k the
+# default the wgmma kernel, grid y the tile map's slots; with matmul-split-k the
 # decode kernel, grid z the expert. OPTIONS: microscale-nvvm-set-tiling's
 # options, space-separated (e.g. "matmul-split-k=4", "matmul-warp-rows=16
 # matmul-max-registers=80").
@@ -281,9 +281,14 @@ MLIR
     done
     [ "$mean" -gt 64 ] && variant=128
     local entry="mixed_matmul_wgmma_0_mean$variant"
-    local threads gridx gridz slots=$(( m < experts ? m : experts ))
+    # Grid y: the tile map's slots as the host code computes them,
+    # m' + (ragged rows - m') / T with m' = min(ragged rows, experts) and
+    # T the variant's token tile (twice its rows per expert, 8 to 128).
+    local tile=$((2 * variant)) mm=$(( m < experts ? m : experts ))
+    [ "$tile" -lt 8 ] && tile=8
+    [ "$tile" -gt 128 ] && tile=128
+    local threads gridx gridz slots=$(( mm + (m - mm) / tile ))
     threads=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /\.(req|max)ntid/ {print $2; exit}' "$out/$name.ptx" | tr -d ',')
-    # Grid y: min(ragged rows, experts) slots, computed by the host code.
     gridx=$(grep -oE "@${entry} blocks in \(%c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
     gridz=$(grep -oE "@${entry} blocks in \(%c[0-9]+, %[a-z0-9_]+, %c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
     echo "$m $k $n $threads $name $gridx $slots ${gridz:-1} $experts $tokens $entry 1 hopper4" >> "$out/cases.txt"

@@ -311,23 +311,36 @@ TEST_P(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
     ASSERT_TRUE(std::isnan(x));
 }
 
-/// The wgmma kernel's compacted grid: 40 experts (two ballots of 32), 5
-/// ragged rows, so 5 grid slots for the experts with rows (2, 31, 32 and
-/// 39; expert 7 has a negative count, expert 20 none). Slot s takes the
-/// s-th of them; slot 4 finds none and writes nothing.
-TEST(HopperLayoutMatmulOnHostRagged, ExpertsFoundBySlot) {
+/// The wgmma kernel's tile map on 40 experts (two scans of 32) with
+/// 8-token tiles (the planner's, for under one row per expert): the
+/// experts with rows are 2, 31, 32 and 39, expert 31 with 19 rows (three
+/// tiles, on three slots); expert 7 has a negative count, expert 20 none.
+/// With `overlapping`, every expert has the same weight and the slices
+/// overlap, cut at both ends of the ragged rows: eight tiles on six slots,
+/// so that slots take a second tile.
+struct TileMapCase {
+  bool overlapping = false;
+};
+
+class HopperLayoutMatmulOnHostTileMap
+    : public ::testing::TestWithParam<TileMapCase> {};
+
+TEST_P(HopperLayoutMatmulOnHostTileMap, TilesFoundBySlot) {
   auto contextOwner = ::microscale::testing::makeJitContext();
   MLIRContext &context = *contextOwner;
-  const int64_t experts = 40, k = 64, n = 24, tokens = 4, rows = 5,
-                outRows = 6;
+  const bool overlapping = GetParam().overlapping;
+  const int64_t experts = 40, k = 64, n = 24, tokens = 4,
+                rows = overlapping ? 6 : 22, outRows = rows + 1;
   const std::string weight =
       "!microscale.qtensor<40x64x24, mxfp4, axis = 1, values = "
       "#microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = "
       "#microscale.hopper_scale<mx_axis = -2, num_warps = 4>>";
   auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
   ASSERT_TRUE(type);
-  const std::string lhs = "memref<4x64xbf16>", out = "memref<6x24xf32>";
-  const std::string e = "memref<40xi32>", r = "memref<5xi32>";
+  const std::string lhs = "memref<4x64xbf16>",
+                    out = "memref<" + std::to_string(outRows) + "x24xf32>";
+  const std::string e = "memref<40xi32>",
+                    r = "memref<" + std::to_string(rows) + "xi32>";
   std::string text =
       ::microscale::testing::raggedMatmulFunction(lhs, weight, out, e, r);
   std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
@@ -346,27 +359,59 @@ TEST(HopperLayoutMatmulOnHostRagged, ExpertsFoundBySlot) {
   RandomWeight random = randomWeight(
       type, 1, rng, [&](size_t) { return static_cast<uint8_t>(1 + rng() % 15); },
       [&](size_t) { return static_cast<uint8_t>(112 + rng() % 16); });
+  std::vector<float> reference =
+      ref::dequantize(random.tensor, ref::E8M0Edges::OCP);
+  std::vector<int32_t> offsets(experts, 0), counts(experts, 0);
+  offsets[7] = 0, counts[7] = -2;
+  if (overlapping) {
+    // Expert 0's weight for all: a row's product is the same whichever
+    // of its experts writes it last.
+    auto copyFirst = [&](auto &image) {
+      const size_t each = image.size() / experts;
+      for (int64_t ex = 1; ex < experts; ++ex)
+        std::copy_n(image.begin(), each, image.begin() + ex * each);
+    };
+    copyFirst(random.values);
+    copyFirst(random.scales);
+    copyFirst(reference);
+    // Row 0 from experts 2, 31 (rows -3 .. 0, cut to 0) and 32 .. 36;
+    // rows 1 .. 5 from expert 39 alone (rows 1 .. 99, cut), the map's
+    // last tile (8 tiles on 6 slots: slot 1's second).
+    offsets[2] = 0, counts[2] = 1;
+    offsets[31] = -3, counts[31] = 4;
+    for (int64_t ex = 32; ex <= 36; ++ex)
+      offsets[ex] = 0, counts[ex] = 1;
+    offsets[39] = 1, counts[39] = 99;
+  } else {
+    // Ragged rows: 0 -> expert 2, 1 .. 19 -> expert 31, 20 -> expert 32,
+    // 21 -> expert 39.
+    offsets[2] = 0, counts[2] = 1;
+    offsets[31] = 1, counts[31] = 19;
+    offsets[32] = 20, counts[32] = 1;
+    offsets[39] = 21, counts[39] = 1;
+  }
   std::vector<uint16_t> a =
       ::microscale::testing::randomActivations(tokens * k, rng);
-  std::vector<int32_t> offsets(experts, 0), counts(experts, 0);
-  // Ragged rows: 0 -> expert 2, 1-2 -> expert 31, 3 -> expert 32, 4 ->
-  // expert 39.
-  offsets[2] = 0, counts[2] = 1;
-  offsets[31] = 1, counts[31] = 2;
-  offsets[32] = 3, counts[32] = 1;
-  offsets[39] = 4, counts[39] = 1;
-  offsets[7] = 0, counts[7] = -2;
-  std::vector<int32_t> gather = {3, 0, 2, 1, 3}, scatter = {5, 1, 2, 0, 4};
+  std::vector<int32_t> gather(rows), scatter(rows);
+  for (int64_t row = 0; row < rows; ++row) {
+    gather[row] = static_cast<int32_t>((row * 3 + 1) % tokens);
+    // Out row `rows` is written by none.
+    scatter[row] = static_cast<int32_t>((row * 5 + 2) % rows);
+  }
   std::vector<float> got(outRows * n, std::nanf(""));
   ::microscale::testing::RaggedMatmulCall call{
       experts, k,      n,   tokens,  rows,   outRows, a,
       random.values, random.scales, got, offsets, counts, gather, scatter};
   llvm::Error error = ::microscale::testing::invokeRaggedMatmul(*engine, call);
   ASSERT_FALSE(bool(error)) << llvm::toString(std::move(error));
-  EXPECT_EQ(::microscale::testing::expectRaggedProduct(
-                call, ref::dequantize(random.tensor, ref::E8M0Edges::OCP)),
-            5u);
+  // Overlapping: 7 slices of row 0 and expert 39's 5 rows.
+  EXPECT_EQ(::microscale::testing::expectRaggedProduct(call, reference),
+            overlapping ? 12u : 22u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Slices, HopperLayoutMatmulOnHostTileMap,
+                         ::testing::Values(TileMapCase{false},
+                                           TileMapCase{true}));
 
 INSTANTIATE_TEST_SUITE_P(
     Kernels, HopperLayoutMatmulOnHostRagged,

@@ -283,7 +283,7 @@ inline size_t expectRaggedProduct(const RaggedMatmulCall &c,
   for (int64_t ex = 0; ex < c.experts; ++ex)
     for (int64_t i = 0; i < std::max(c.counts[ex], 0); ++i) {
       const int64_t row = c.offsets[ex] + i;
-      if (row >= c.rows || c.gather[row] >= c.tokens ||
+      if (row < 0 || row >= c.rows || c.gather[row] >= c.tokens ||
           c.scatter[row] >= c.outRows)
         continue;
       written[c.scatter[row]] = true;

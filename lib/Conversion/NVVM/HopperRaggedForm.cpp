@@ -1,6 +1,11 @@
 //===- HopperRaggedForm.cpp - The ragged (experts) form, both kernels -----===//
 #include "HopperRaggedForm.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::microscale;
 using namespace mlir::microscale::hopperlayout;
@@ -89,94 +94,246 @@ hopperlayout::raggedKernelOperands(OpBuilder &builder, MixedMatmulStorageOp op,
 }
 
 Value hopperlayout::countRaggedSlots(Emitter &e, const RaggedForm &ragged,
+                                     int64_t tileRows,
                                      ArrayRef<Value> operands) {
-  if (!ragged.dynamicRows)
-    return e.index(std::min(ragged.experts, ragged.raggedRows));
-  return arith::MinUIOp::create(e.builder(), e.location(),
-                                operands[operands.size() - 3],
-                                e.index(ragged.experts));
+  if (!ragged.dynamicRows) {
+    const int64_t m = std::min(ragged.experts, ragged.raggedRows);
+    return e.index(m + (ragged.raggedRows - m) / tileRows);
+  }
+  Value rows = operands[operands.size() - 3];
+  Value m = arith::MinUIOp::create(e.builder(), e.location(), rows,
+                                   e.index(ragged.experts));
+  return e.add(m, e.div(arith::SubIOp::create(e.builder(), e.location(),
+                                              rows, m),
+                        tileRows));
 }
 
-ExpertOfSlot hopperlayout::findExpertOfSlot(Emitter &e, Value counts,
-                                            int64_t experts, Value slot,
-                                            Value lane, bool onHost) {
+/// Expert `expert`'s slice (offsets[expert], counts[expert]) cut to the
+/// ragged rows [0, raggedRows): its first row and its rows (signed index
+/// arithmetic: a negative offset or count, or a slice past the rows, cuts
+/// to what lies inside; rows outside are skipped by the op's definition).
+static std::pair<Value, Value> slicedRows(Emitter &e, Value offsets,
+                                          Value counts, Value raggedRows,
+                                          Value expert) {
   OpBuilder &b = e.builder();
   Location loc = e.location();
-  Type i32 = b.getI32Type();
-  // The ballot of `predicate(lane)` over the 32 lanes.
-  auto ballot = [&](function_ref<Value(Emitter &, Value)> predicate) {
-    if (!onHost)
-      return NVVM::VoteSyncOp::create(b, loc, i32, e.i32(-1),
-                                      predicate(e, lane),
-                                      NVVM::VoteSyncKind::ballot)
-          .getResult();
+  auto signedIndex = [&](Value buffer) -> Value {
+    return arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, buffer, ValueRange{expert}));
+  };
+  Value offset = signedIndex(offsets);
+  Value end = arith::MinSIOp::create(
+      b, loc, e.add(offset, arith::MaxSIOp::create(b, loc, signedIndex(counts),
+                                                   e.index(0))),
+      raggedRows);
+  Value start = arith::MaxSIOp::create(b, loc, offset, e.index(0));
+  Value rows = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, end, start), e.index(0));
+  return {start, rows};
+}
+
+namespace {
+/// The tile counts of 32 experts (32 c + l on lane l) and their inclusive
+/// scan over the lanes. On the device each lane holds its own values and
+/// the scan is five shuffles up; on the host (`onHost`) two arrays of the
+/// 32 lanes' values, scanned by the same five steps as loops.
+class TileScan {
+public:
+  TileScan(Emitter &e, const RaggedTileMap &map, int64_t chunk, Value lane)
+      : e(e), map(map) {
+    OpBuilder &b = e.builder();
+    Location loc = e.location();
+    if (!map.onHost) {
+      own = tilesOf(e, e.add(lane, 32 * chunk));
+      scanned = own;
+      Value laneI32 = e.toI32(lane);
+      for (int64_t d = 1; d < 32; d *= 2) {
+        Value up = NVVM::ShflOp::create(b, loc, b.getI32Type(), e.i32(-1),
+                                        scanned, e.i32(d), e.i32(0),
+                                        NVVM::ShflKind::up, UnitAttr());
+        Value has = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                          laneI32, e.i32(d));
+        scanned = e.select(has, arith::AddIOp::create(b, loc, scanned, up),
+                           scanned);
+      }
+      return;
+    }
+    // The arrays live at the function's entry: the map is read inside
+    // loops, where allocas would grow the stack each iteration.
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Operation *function = b.getInsertionBlock()->getParentOp();
+      while (!isa<FunctionOpInterface>(function))
+        function = function->getParentOp();
+      b.setInsertionPointToStart(&function->getRegion(0).front());
+      auto type = MemRefType::get({32}, b.getI32Type());
+      ownArray = memref::AllocaOp::create(b, loc, type);
+      scanArray = memref::AllocaOp::create(b, loc, type);
+      copyArray = memref::AllocaOp::create(b, loc, type);
+    }
+    forLanes([&](Emitter &x, Value l) {
+      Value tiles = tilesOf(x, x.add(l, 32 * chunk));
+      memref::StoreOp::create(x.builder(), x.location(), tiles, ownArray,
+                              ValueRange{l});
+      memref::StoreOp::create(x.builder(), x.location(), tiles, scanArray,
+                              ValueRange{l});
+    });
+    for (int64_t d = 1; d < 32; d *= 2) {
+      forLanes([&](Emitter &x, Value l) {
+        memref::StoreOp::create(
+            x.builder(), x.location(),
+            memref::LoadOp::create(x.builder(), x.location(), scanArray,
+                                   ValueRange{l}),
+            copyArray, ValueRange{l});
+      });
+      forLanes([&](Emitter &x, Value l) {
+        OpBuilder &lb = x.builder();
+        Location ll = x.location();
+        Value has = arith::CmpIOp::create(lb, ll, arith::CmpIPredicate::uge, l,
+                                          x.index(d));
+        Value from = x.select(has, arith::SubIOp::create(lb, ll, l,
+                                                         x.index(d)),
+                              l);
+        Value mine = memref::LoadOp::create(lb, ll, copyArray, ValueRange{l});
+        Value up = memref::LoadOp::create(lb, ll, copyArray, ValueRange{from});
+        memref::StoreOp::create(
+            lb, ll,
+            x.select(has, arith::AddIOp::create(lb, ll, mine, up), mine),
+            scanArray, ValueRange{l});
+      });
+    }
+  }
+
+  /// Lane `l`'s (uniform over the warp) inclusive sum, and its own count.
+  Value inclusiveAt(Value l) { return at(scanned, scanArray, l); }
+  Value ownAt(Value l) { return at(own, ownArray, l); }
+  /// The ballot of lanes whose inclusive sum is above `remaining` (i32).
+  Value ballotAbove(Value remaining) {
+    OpBuilder &b = e.builder();
+    Location loc = e.location();
+    auto above = [&](Emitter &x, Value sum) {
+      return arith::CmpIOp::create(x.builder(), x.location(),
+                                   arith::CmpIPredicate::ugt, sum, remaining);
+    };
+    if (!map.onHost)
+      return NVVM::VoteSyncOp::create(b, loc, b.getI32Type(), e.i32(-1),
+                                      above(e, scanned),
+                                      NVVM::VoteSyncKind::ballot);
     auto lanes = scf::ForOp::create(
         b, loc, e.index(0), e.index(32), e.index(1), ValueRange{e.i32(0)},
         [&](OpBuilder &lb, Location ll, Value l, ValueRange mask) {
           Emitter x(lb, ll);
-          Value bit = x.shlV(arith::ExtUIOp::create(lb, ll, i32,
-                                                    predicate(x, l)),
-                             x.toI32(l));
+          Value sum = memref::LoadOp::create(lb, ll, scanArray, ValueRange{l});
+          Value bit = x.shlV(
+              arith::ExtUIOp::create(lb, ll, lb.getI32Type(), above(x, sum)),
+              x.toI32(l));
           scf::YieldOp::create(lb, ll, ValueRange{x.bor(mask[0], bit)});
         });
     return lanes.getResult(0);
-  };
-  auto popc = [&](Value v) {
-    return e.toIndex(LLVM::CtPopOp::create(b, loc, i32, v));
-  };
-  Value remaining = slot, expert = e.index(0);
+  }
+
+private:
+  /// Expert `expert`'s tiles (i32; 0 past the experts).
+  Value tilesOf(Emitter &x, Value expert) {
+    Value clamped = arith::MinUIOp::create(x.builder(), x.location(), expert,
+                                           x.index(map.experts - 1));
+    Value rows = slicedRows(x, map.offsets, map.counts, map.raggedRows,
+                            clamped)
+                     .second;
+    Value tiles = x.div(x.add(rows, map.tileRows - 1), map.tileRows);
+    return x.toI32(x.select(below(x, expert, x.index(map.experts)), tiles,
+                            x.index(0)));
+  }
+  void forLanes(function_ref<void(Emitter &, Value)> body) {
+    OpBuilder &b = e.builder();
+    auto lanes =
+        scf::ForOp::create(b, e.location(), e.index(0), e.index(32), e.index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(lanes.getBody()->getTerminator());
+    Emitter x(b, e.location());
+    body(x, lanes.getInductionVar());
+  }
+  Value at(Value value, Value array, Value l) {
+    OpBuilder &b = e.builder();
+    Location loc = e.location();
+    if (map.onHost)
+      return memref::LoadOp::create(b, loc, array, ValueRange{l});
+    return NVVM::ShflOp::create(b, loc, b.getI32Type(), e.i32(-1), value,
+                                e.toI32(l), e.i32(31), NVVM::ShflKind::idx,
+                                UnitAttr());
+  }
+
+  Emitter &e;
+  const RaggedTileMap &map;
+  Value own, scanned;                      // the device's lane values
+  Value ownArray, scanArray, copyArray;    // the host's lane arrays
+};
+} // namespace
+
+Value RaggedTileMap::countTiles(Emitter &e, Value lane) const {
+  Value total = e.i32(0);
+  for (int64_t c = 0; c * 32 < experts; ++c)
+    total = arith::AddIOp::create(
+        e.builder(), e.location(), total,
+        TileScan(e, *this, c, lane).inclusiveAt(e.index(31)));
+  return e.toIndex(total);
+}
+
+RaggedTile RaggedTileMap::find(Emitter &e, Value tile, Value lane) const {
+  OpBuilder &b = e.builder();
+  Location loc = e.location();
+  Type i32 = b.getI32Type();
+  Value remaining = e.toI32(tile), expert = e.index(0), local = e.i32(0);
   Value present =
       arith::ConstantIntOp::create(b, loc, /*value=*/0, /*width=*/1);
   for (int64_t c = 0; c * 32 < experts; ++c) {
-    // Lane l: expert 32 c + l has rows.
-    auto hasRows = [&](Emitter &x, Value l) {
-      Value candidate = x.add(l, 32 * c);
-      Value clamped = arith::MinUIOp::create(x.builder(), x.location(),
-                                             candidate, x.index(experts - 1));
-      Value count = memref::LoadOp::create(x.builder(), x.location(), counts,
-                                           ValueRange{clamped});
-      Value positive = arith::CmpIOp::create(
-          x.builder(), x.location(), arith::CmpIPredicate::sgt, count,
-          arith::ConstantIntOp::create(x.builder(), x.location(),
-                                       count.getType(), 0));
-      return x.andI1(below(x, candidate, x.index(experts)), positive);
-    };
-    // The device's lane evaluates its own expert once for both ballots; the
-    // host's lane loops evaluate each lane's.
-    Value own = onHost ? Value() : hasRows(e, lane);
-    auto laneHasRows = [&](Emitter &x, Value l) {
-      return own ? own : hasRows(x, l);
-    };
-    Value mask = ballot(laneHasRows);
-    Value here = popc(mask);
-    // The lane whose expert has rows and is the remaining-th of the mask.
-    Value pick = ballot([&](Emitter &x, Value l) {
-      Value lower = arith::SubIOp::create(x.builder(), x.location(),
-                                          x.shlV(x.i32(1), x.toI32(l)),
-                                          x.i32(1));
-      Value rank = x.toIndex(LLVM::CtPopOp::create(
-          x.builder(), x.location(), i32,
-          arith::AndIOp::create(x.builder(), x.location(), mask, lower)));
-      return x.andI1(laneHasRows(x, l),
-                     arith::CmpIOp::create(x.builder(), x.location(),
-                                           arith::CmpIPredicate::eq, rank,
-                                           remaining));
-    });
+    TileScan scan(e, *this, c, lane);
+    Value total = scan.inclusiveAt(e.index(31));
+    // Sums are non-decreasing over the lanes: the first lane above the
+    // remaining tiles owns the tile.
+    Value mask = scan.ballotAbove(remaining);
+    Value first = e.toIndex(arith::MinUIOp::create(
+        b, loc,
+        LLVM::CountTrailingZerosOp::create(b, loc, i32, mask,
+                                           /*is_zero_poison=*/false),
+        e.i32(31)));
     Value inChunk = e.andI1(
         arith::XOrIOp::create(b, loc, present,
                               arith::ConstantIntOp::create(b, loc, 1, 1)),
-        below(e, remaining, here));
-    Value index = e.add(
-        e.toIndex(LLVM::CountTrailingZerosOp::create(b, loc, i32, pick,
-                                                     /*is_zero_poison=*/false)),
-        32 * c);
-    expert = e.select(inChunk, index, expert);
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, mask,
+                              e.i32(0)));
+    Value before = arith::SubIOp::create(b, loc, scan.inclusiveAt(first),
+                                         scan.ownAt(first));
+    expert = e.select(inChunk, e.add(first, 32 * c), expert);
+    local = e.select(inChunk,
+                     arith::SubIOp::create(b, loc, remaining, before), local);
     present = arith::OrIOp::create(b, loc, present, inChunk);
-    // Not found yet: the slot is past this chunk's experts with rows.
     remaining = e.select(present, remaining,
-                         arith::SubIOp::create(b, loc, remaining, here));
+                         arith::SubIOp::create(b, loc, remaining, total));
   }
-  return {expert, present};
+  return {expert, e.toIndex(local), present};
+}
+
+/// The kernel's ragged rows (index): an argument where known at run time.
+static Value raggedRowsOf(Emitter &e, const RaggedForm &ragged,
+                          ValueRange indices) {
+  if (!ragged.dynamicRows)
+    return e.index(ragged.raggedRows);
+  return indices[2 + ragged.gather + ragged.scatter];
+}
+
+RaggedTileMap RaggedTileMap::get(Emitter &e, const RaggedForm &ragged,
+                                 int64_t tileRows, ValueRange indices,
+                                 bool onHost) {
+  RaggedTileMap map;
+  map.offsets = indices[0];
+  map.counts = indices[1];
+  map.raggedRows = raggedRowsOf(e, ragged, indices);
+  map.experts = ragged.experts;
+  map.tileRows = tileRows;
+  map.onHost = onHost;
+  return map;
 }
 
 RaggedSlice hopperlayout::beginRaggedSlice(Emitter &e,
@@ -185,35 +342,24 @@ RaggedSlice hopperlayout::beginRaggedSlice(Emitter &e,
                                            const RaggedForm &ragged,
                                            Value expert, ValueRange indices,
                                            Value present) {
-  OpBuilder &b = e.builder();
-  Location loc = e.location();
-  auto signedIndex = [&](Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v).getResult();
-  };
   RaggedSlice slice;
   slice.groupRows = groupRows;
-  slice.start = signedIndex(
-      memref::LoadOp::create(b, loc, indices[0], ValueRange{expert}));
-  slice.count = arith::MaxSIOp::create(
-      b, loc,
-      signedIndex(
-          memref::LoadOp::create(b, loc, indices[1], ValueRange{expert})),
-      e.index(0));
-  if (present)
-    slice.count = e.select(present, slice.count, e.index(0));
-  slice.groups = e.div(e.add(slice.count, groupRows - 1), groupRows);
   unsigned next = 2;
   slice.gather = ragged.gather ? indices[next++] : Value();
   slice.scatter = ragged.scatter ? indices[next++] : Value();
+  slice.raggedRows = raggedRowsOf(e, ragged, indices);
   if (ragged.dynamicRows) {
-    slice.raggedRows = indices[next];
     slice.lhsRows = indices[next + 1];
     slice.outRows = indices[next + 2];
   } else {
-    slice.raggedRows = e.index(ragged.raggedRows);
     slice.lhsRows = e.index(ragged.lhsRows);
     slice.outRows = e.index(ragged.outRows);
   }
+  std::tie(slice.start, slice.count) =
+      slicedRows(e, indices[0], indices[1], slice.raggedRows, expert);
+  if (present)
+    slice.count = e.select(present, slice.count, e.index(0));
+  slice.groups = e.div(e.add(slice.count, groupRows - 1), groupRows);
   weights.valueBase = e.mul(expert, ragged.valueBytes);
   weights.scaleBase = e.mul(expert, ragged.scaleBytes);
   return slice;

@@ -63,23 +63,46 @@ struct RaggedSlice {
   int64_t groupRows = 0;
 };
 
-/// The expert of grid slot `slot` in the ragged form's compacted grid (one
-/// slot per expert that has rows, min(experts, ragged rows) slots): the
-/// slot-th expert, in expert order, whose count is positive, and whether
-/// there is one. Each warp computes it with ballots over 32 experts at a
-/// time (lane l holds expert 32 c + l's count); with `onHost`, the same
-/// ballots as loops over the lanes (`lane` unused).
-/// The compacted grid's slots: min(experts, ragged rows) (at most one
-/// expert per ragged row has rows), from the kernel operands `operands`
+/// The ragged form's tile map: the token tiles of `tileRows` rows of every
+/// expert in expert order (expert e has ceil(max(counts[e], 0) / tileRows)
+/// of them), so that one expert with many rows is spread over many blocks.
+/// Grid y has `countRaggedSlots` slots; slot s takes tiles s, s + slots,
+/// ... of the map (the slot count covers every map of slices that
+/// partition the ragged rows in one pass; overlapping slices take more).
+///
+/// Slots: m + (R - m) / tileRows, m = min(experts, R) (a partition of R
+/// rows has at most m experts with rows, each a tile plus one per further
+/// tileRows rows), from the kernel operands `operands`
 /// (raggedKernelOperands) where the rows are known at run time only.
-Value countRaggedSlots(Emitter &e, const RaggedForm &ragged,
+Value countRaggedSlots(Emitter &e, const RaggedForm &ragged, int64_t tileRows,
                        ArrayRef<Value> operands);
 
-struct ExpertOfSlot {
-  Value expert, present;
+/// A found tile of the map: its expert, its index among the expert's
+/// tiles, and whether there is one (the tile is below the map's tiles).
+struct RaggedTile {
+  Value expert, tile, present;
 };
-ExpertOfSlot findExpertOfSlot(Emitter &e, Value counts, int64_t experts,
-                              Value slot, Value lane, bool onHost);
+
+/// The map over the kernel's index arguments (`indices`: those after the
+/// global scale, as beginRaggedSlice takes them). Each warp scans the
+/// experts' tile counts 32 at a time (lane l holds expert 32 c + l's: an
+/// inclusive scan by shuffles, then a ballot for the first lane past the
+/// tile); with `onHost`, the same scan and ballot as loops over the lanes
+/// (`lane` unused). Slices are cut to the ragged rows first (rows outside
+/// them are skipped by the op's definition), so no expert has more tiles
+/// than the rows give.
+struct RaggedTileMap {
+  Value offsets, counts, raggedRows;
+  int64_t experts = 0, tileRows = 1;
+  bool onHost = false;
+
+  static RaggedTileMap get(Emitter &e, const RaggedForm &ragged,
+                           int64_t tileRows, ValueRange indices, bool onHost);
+  /// The map's tiles (index).
+  Value countTiles(Emitter &e, Value lane) const;
+  /// The `tile`-th tile of the map.
+  RaggedTile find(Emitter &e, Value tile, Value lane) const;
+};
 
 /// Reads expert `expert`'s slice from `indices` (the kernel's arguments
 /// after the global scale: offsets, counts, gather and scatter where given,

@@ -56,10 +56,11 @@
 // (ClusterSharedMemory.h). The chunk loop is unrolled by the weight queue's
 // depth, so that the queue's slots keep their registers.
 //
-// The ragged (experts) form (HopperRaggedForm.h): grid y is a slot of a
-// compacted grid, one per expert that can have rows; the block finds the
-// slot-th expert with rows (warp ballots over the counts) and runs the
-// whole pipeline per token tile of its expert's rows, activation rows
+// The ragged (experts) form (HopperRaggedForm.h): grid y is a slot of the
+// tile map (every expert's rows in token tiles, in expert order); a block
+// takes its slot's tiles, finding each one's expert by a warp scan of the
+// experts' tile counts, so that an expert with many rows spreads over many
+// blocks. It runs the whole pipeline per token tile, activation rows
 // through the gather (cp.async per row: no TMA), out rows through the
 // scatter. Rows known at run time: one kernel per typical rows per expert,
 // the host code choosing (HostVariantSwitch.h).
@@ -100,9 +101,9 @@ struct WgmmaPlan {
   int64_t stages;        // S
   int64_t weightDepth;   // chunks of weight words in registers ahead
   int64_t split = 1;     // blocks of a cluster splitting K (grid z)
-  // The ragged form: grid y is a slot of the compacted grid (one per
-  // expert with rows; each block walks its expert's rows in token tiles):
-  // the planner counts the blocks of this many experts with rows.
+  // The ragged form: grid y is a slot of the tile map (about one per
+  // expert with rows where the routing is even): the planner counts the
+  // blocks of this many experts with rows.
   int64_t experts = 1;
   // The activations by TMA into dynamic shared memory (mbarrier per
   // stage); else by cp.async into static shared memory.
@@ -782,22 +783,23 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     b.setInsertionPointToStart(&owned.getThenRegion().front());
     body();
   };
-  // The ragged form: the expert's images and a loop over its rows in token
-  // tiles, everything below per tile (the cluster's blocks of a split
-  // share the expert, so they run the same tiles).
+  // The ragged form: a loop over the tile map's tiles, slot (grid y) and
+  // then every slots-th, everything below per tile: the tile's expert,
+  // its images and rows (the cluster's blocks of a split share the slot,
+  // so they run the same tiles).
   if (ragged) {
-    // Grid y: a slot of the compacted grid, the slot-th expert with rows.
     Value slot = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    Value slots = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
     ValueRange indices = entry.getArguments().drop_front(5);
-    ExpertOfSlot owner = findExpertOfSlot(e, indices[1], ragged->experts,
-                                          slot, lane, /*onHost=*/false);
-    RaggedSlice slice =
-        beginRaggedSlice(e, weights, w.tokens, *ragged, owner.expert,
-                         indices, owner.present);
+    RaggedTileMap map = RaggedTileMap::get(e, *ragged, w.tokens, indices,
+                                           /*onHost=*/false);
     auto tiles =
-        scf::ForOp::create(b, loc, e.index(0), slice.groups, e.index(1));
+        scf::ForOp::create(b, loc, slot, map.countTiles(e, lane), slots);
     b.setInsertionPoint(tiles.getBody()->getTerminator());
-    enterRaggedGroup(e, weights, slice, tiles.getInductionVar());
+    RaggedTile owner = map.find(e, tiles.getInductionVar(), lane);
+    RaggedSlice slice = beginRaggedSlice(e, weights, w.tokens, *ragged,
+                                         owner.expert, indices, owner.present);
+    enterRaggedGroup(e, weights, slice, owner.tile);
     emitter.lhsRow = weights.lhsRow;
     emitter.outRow = weights.outRow;
   }
@@ -1216,12 +1218,13 @@ LogicalResult mlir::microscale::outlineHopperWgmmaRagged(
   OpBuilder builder(op);
   SmallVector<Value> operands =
       raggedKernelOperands(builder, op, types, ragged);
-  // Grid y: one slot per expert that can have rows (the slot-th expert
-  // with rows, found by the block), so experts without rows cost no blocks.
+  // Grid y: the slots of the tile map (each block takes its slot's tiles:
+  // experts without rows cost no blocks, experts with many rows many).
   auto launch = [&](OpBuilder &b, Location loc, size_t i) {
     Emitter host(b, loc);
-    variants[i].launch(b, loc, countRaggedSlots(host, ragged, operands),
-                       operands, op.getLhs());
+    variants[i].launch(
+        b, loc, countRaggedSlots(host, ragged, (*plans)[i].tokens, operands),
+        operands, op.getLhs());
   };
   if (ragged.dynamicRows)
     switchOnRaggedRows(builder, op.getLoc(), ragged, operands, launch);
@@ -1389,17 +1392,20 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value tokenBlock;
   if (ragged) {
-    // Grid y, a slot of the compacted grid, its expert (the slot-th with
-    // rows), and the block's loop over its token tiles.
-    Value slot = loop(e.index(0), countRaggedSlots(e, *ragged, args));
+    // Grid y, a slot of the tile map's, and its tiles: the slot's, then
+    // every slots-th.
+    Value slots = countRaggedSlots(e, *ragged, w.tokens, args);
+    Value slot = loop(e.index(0), slots);
     ArrayRef<Value> indices = args.drop_front(5);
-    ExpertOfSlot owner = findExpertOfSlot(e, indices[1], ragged->experts,
-                                          slot, Value(), /*onHost=*/true);
-    RaggedSlice slice =
-        beginRaggedSlice(e, weights, w.tokens, *ragged, owner.expert,
-                         indices, owner.present);
-    enterRaggedGroup(e, weights, slice,
-                     loop(e.index(0), slice.groups));
+    RaggedTileMap map = RaggedTileMap::get(e, *ragged, w.tokens, indices,
+                                           /*onHost=*/true);
+    auto tiles =
+        scf::ForOp::create(b, loc, slot, map.countTiles(e, Value()), slots);
+    b.setInsertionPointToStart(tiles.getBody());
+    RaggedTile owner = map.find(e, tiles.getInductionVar(), Value());
+    RaggedSlice slice = beginRaggedSlice(e, weights, w.tokens, *ragged,
+                                         owner.expert, indices, owner.present);
+    enterRaggedGroup(e, weights, slice, owner.tile);
     emitter.lhsRow = weights.lhsRow;
     emitter.outRow = weights.outRow;
     tokenBlock = e.index(0);

@@ -4,8 +4,8 @@
 // for 1 (a decode step: few experts with rows), 4, 8, 16, 32, 64 and 128
 // ragged rows per expert (token tiles of twice that, 8 to 128), and host
 // code that launches nothing when any count is 0 and otherwise the variant
-// of ceil(ragged rows / experts), its grid's y min(experts, ragged rows)
-// (one slot per expert that can have rows). The
+// of ceil(ragged rows / experts), its grid's y the slots of the tile map,
+// m + (ragged rows - m) / T with m = min(experts, ragged rows). The
 // buffers of rows known at run time are passed as flat arrays of 2^40
 // elements (nothing reads that bound), the three counts as index
 // arguments. Every kernel assembles with ptxas for sm_90a. (Host
@@ -36,7 +36,10 @@
 // CHECK: arith.cmpi ugt, %[[MEAN]], %c64 :
 // CHECK: scf.index_switch
 // CHECK: case 1 {
-// CHECK: %[[SLOTS:.*]] = arith.minui %[[RAGGED]], %c32
+// CHECK: %[[M:.*]] = arith.minui %[[RAGGED]], %c32
+// CHECK: %[[PAST:.*]] = arith.subi %[[RAGGED]], %[[M]]
+// CHECK: %[[MORE:.*]] = arith.divui %[[PAST]], %c8
+// CHECK: %[[SLOTS:.*]] = arith.addi %[[M]], %[[MORE]]
 // CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0_mean4 blocks in (%c45, %[[SLOTS]], %c1{{.*}}) threads in (%c128,
 // CHECK-SAME: %[[RAGGED]] : index, %[[LHS]] : index, %[[OUT]] : index)
 // CHECK: case 5 {
@@ -44,6 +47,7 @@
 // CHECK: default {
 // CHECK: @mixed_matmul_wgmma_0_mean1 blocks
 // CHECK: gpu.func @mixed_matmul_wgmma_0_mean1
+// CHECK: nvvm.shfl.sync up
 // CHECK: nvvm.vote.sync ballot
 func.func @moe_dynamic(%a: memref<?x2880xbf16>, %v: memref<277348352xi8>, %s: memref<16588800xi8>, %g: f32, %o: memref<?x5760xbf16>, %off: memref<32xi32>, %cnt: memref<32xi32>, %ga: memref<?xi32>, %sc: memref<?xi32>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<32xi32>, memref<32xi32>) gather(%ga : memref<?xi32>) scatter(%sc : memref<?xi32>) : memref<?x2880xbf16>, !w, memref<277348352xi8>, memref<16588800xi8>, memref<?x5760xbf16>
@@ -59,4 +63,5 @@ func.func @moe_dynamic(%a: memref<?x2880xbf16>, %v: memref<277348352xi8>, %s: me
 // PTX-DAG: .entry mixed_matmul_wgmma_0_mean128(
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16
 // PTX-DAG: vote.sync.ballot.b32
+// PTX-DAG: shfl.sync.up.b32
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16

@@ -5,7 +5,7 @@
 #   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR [sweep]
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
-# ones; with "moe", the ragged (MoE) cases in the Hopper layouts ("moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time). With "sweep", the decode shapes instead, at several tilings; with "check",
+# ones; with "moe", the ragged (MoE) cases in the Hopper layouts ("moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -227,8 +227,8 @@ MLIR
 }
 # The ragged (MoE) form with the expert weights in the Hopper layouts (rows
 # through a gather, out through a scatter, as emit's ragged cases): by
-# default the wgmma kernel, grid y the tile map's slots; with matmul-split-k the
-# decode kernel, grid z the expert. OPTIONS: microscale-nvvm-set-tiling's
+# default the wgmma kernel, grid y the tile map's slots; with
+# matmul-split-k the decode kernel, grid z the expert. OPTIONS: microscale-nvvm-set-tiling's
 # options, space-separated (e.g. "matmul-split-k=4", "matmul-warp-rows=16
 # matmul-max-registers=80").
 #   emit_hopper_moe M K N EXPERTS TOKENS [OPTIONS]
@@ -281,13 +281,9 @@ MLIR
     done
     [ "$mean" -gt 64 ] && variant=128
     local entry="mixed_matmul_wgmma_0_mean$variant"
-    # Grid y: the tile map's slots as the host code computes them,
-    # m' + (ragged rows - m') / T with m' = min(ragged rows, experts) and
-    # T the variant's token tile (twice its rows per expert, 8 to 128).
-    local tile=$((2 * variant)) mm=$(( m < experts ? m : experts ))
-    [ "$tile" -lt 8 ] && tile=8
-    [ "$tile" -gt 128 ] && tile=128
-    local threads gridx gridz slots=$(( mm + (m - mm) / tile ))
+    # Grid y: the tile map's min(ragged rows, experts) slots, as the host
+    # code computes them.
+    local threads gridx gridz slots=$(( m < experts ? m : experts ))
     threads=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /\.(req|max)ntid/ {print $2; exit}' "$out/$name.ptx" | tr -d ',')
     gridx=$(grep -oE "@${entry} blocks in \(%c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
     gridz=$(grep -oE "@${entry} blocks in \(%c[0-9]+, %[a-z0-9_]+, %c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
@@ -476,6 +472,15 @@ elif [ "$mode" = moe-sweep ]; then
   moe_sweep_cases
 elif [ "$mode" = moe-dynamic ]; then
   emit_hopper_moe_dynamic 2880 5760 32 4 1 2 16 128 1000
+elif [ "$mode" = moe-decode ]; then
+  # Decode steps of gpt-oss mlp1 (1 and 16 tokens top-4 of 32 experts, 8-
+  # token tiles) at the planner's registers and capped at 128 (4 blocks of
+  # 128 threads per SM), and the 128-token case.
+  for options in "" "matmul-max-registers=128"; do
+    emit_hopper_moe 4 2880 5760 32 1 "$options"
+    emit_hopper_moe 64 2880 5760 32 16 "$options"
+  done
+  emit_hopper_moe 512 2880 5760 32 128
 elif [ "$mode" = hopper ]; then
   # Correctness first: a half last chunk, partial column tiles, odd M, 8
   # row tiles, uneven split ranges.

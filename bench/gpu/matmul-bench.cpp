@@ -17,11 +17,12 @@
 //
 // MoE routing: each token to top-k distinct experts drawn uniformly, or,
 // with MATMUL_BENCH_ROUTING=skewed, with probability proportional to
-// 1 / (e + 1) (a Zipf-like load: expert 0 takes several times the mean).
+// 1 / (e + 1) (a Zipf-like load: expert 0 takes several times the mean),
+// with skewed-last 1 / (E - e) (the same load, the largest expert last).
 //
 //   g++ -O2 -std=c++17 -Iinclude bench/gpu/matmul-bench.cpp lib/Reference/*.cpp
 //       lib/Runtime/CUDA/CudaDriver.cpp -ldl -pthread -o matmul-bench
-//   [MATMUL_BENCH_ROUTING=skewed] ./matmul-bench bench/gpu/kernels-mm
+//   [MATMUL_BENCH_ROUTING=skewed|skewed-last] ./matmul-bench bench/gpu/kernels-mm
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Reference/FloatFormats.h"
@@ -113,10 +114,13 @@ int main(int argc, char **argv) {
       const bool small = k <= 1024;
       const int64_t routed = small ? experts - 1 : experts;
       const char *routing = std::getenv("MATMUL_BENCH_ROUTING");
-      const bool skewed = routing && std::string(routing) == "skewed";
+      const std::string route = routing ? routing : "";
+      const bool skewedLast = route == "skewed-last";
+      const bool skewed = route == "skewed" || skewedLast;
       std::vector<double> weights(routed);
       for (int64_t e = 0; e < routed; ++e)
-        weights[e] = 1.0 / static_cast<double>(e + 1);
+        weights[e] = 1.0 / static_cast<double>(
+                               skewedLast ? routed - e : e + 1);
       std::discrete_distribution<int64_t> zipf(weights.begin(), weights.end());
       for (int64_t t = 0; t < tokens; ++t) {
         std::vector<int32_t> chosen;

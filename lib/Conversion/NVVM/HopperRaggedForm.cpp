@@ -1,5 +1,6 @@
 //===- HopperRaggedForm.cpp - The ragged (experts) form, both kernels -----===//
 #include "HopperRaggedForm.h"
+#include "InlinePtx.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -94,18 +95,12 @@ hopperlayout::raggedKernelOperands(OpBuilder &builder, MixedMatmulStorageOp op,
 }
 
 Value hopperlayout::countRaggedSlots(Emitter &e, const RaggedForm &ragged,
-                                     int64_t tileRows,
                                      ArrayRef<Value> operands) {
-  if (!ragged.dynamicRows) {
-    const int64_t m = std::min(ragged.experts, ragged.raggedRows);
-    return e.index(m + (ragged.raggedRows - m) / tileRows);
-  }
-  Value rows = operands[operands.size() - 3];
-  Value m = arith::MinUIOp::create(e.builder(), e.location(), rows,
-                                   e.index(ragged.experts));
-  return e.add(m, e.div(arith::SubIOp::create(e.builder(), e.location(),
-                                              rows, m),
-                        tileRows));
+  if (!ragged.dynamicRows)
+    return e.index(std::min(ragged.experts, ragged.raggedRows));
+  return arith::MinUIOp::create(e.builder(), e.location(),
+                                operands[operands.size() - 3],
+                                e.index(ragged.experts));
 }
 
 /// Expert `expert`'s slice (offsets[expert], counts[expert]) cut to the
@@ -145,9 +140,16 @@ public:
     OpBuilder &b = e.builder();
     Location loc = e.location();
     if (!map.onHost) {
-      own = tilesOf(e, e.add(lane, 32 * chunk));
+      // The lane through an opaque move: the counts' loads and the scan
+      // then stay where the map is read (inside the block's tile loop,
+      // where LLVM would otherwise hoist them, invariant as they are, and
+      // keep their values live across the whole pipeline: 11 registers,
+      // a block fewer per SM).
+      Value laneI32 = inlinePtx(b, loc, b.getI32Type(), {e.toI32(lane)},
+                                "mov.b32 $0, $1;", "=r,r")
+                          .getResult(0);
+      own = tilesOf(e, e.add(e.toIndex(laneI32), 32 * chunk));
       scanned = own;
-      Value laneI32 = e.toI32(lane);
       for (int64_t d = 1; d < 32; d *= 2) {
         Value up = NVVM::ShflOp::create(b, loc, b.getI32Type(), e.i32(-1),
                                         scanned, e.i32(d), e.i32(0),

@@ -64,17 +64,17 @@ struct RaggedSlice {
 };
 
 /// The ragged form's tile map: the token tiles of `tileRows` rows of every
-/// expert in expert order (expert e has ceil(max(counts[e], 0) / tileRows)
-/// of them), so that one expert with many rows is spread over many blocks.
-/// Grid y has `countRaggedSlots` slots; slot s takes tiles s, s + slots,
-/// ... of the map (the slot count covers every map of slices that
-/// partition the ragged rows in one pass; overlapping slices take more).
+/// expert in expert order (expert e has ceil(rows / tileRows) of them, its
+/// slice cut to the ragged rows). Grid y has `countRaggedSlots` slots;
+/// slot s takes tiles s, s + slots, ... of the map, so that an expert with
+/// many rows spreads over that many slots wherever it lies in expert order.
 ///
-/// Slots: m + (R - m) / tileRows, m = min(experts, R) (a partition of R
-/// rows has at most m experts with rows, each a tile plus one per further
-/// tileRows rows), from the kernel operands `operands`
-/// (raggedKernelOperands) where the rows are known at run time only.
-Value countRaggedSlots(Emitter &e, const RaggedForm &ragged, int64_t tileRows,
+/// Slots: min(experts, R), the experts that can have rows when the slices
+/// partition the R ragged rows (with random routing about one tile each;
+/// more slots would be blocks with nothing to do), from the kernel
+/// operands `operands` (raggedKernelOperands) where the rows are known at
+/// run time only.
+Value countRaggedSlots(Emitter &e, const RaggedForm &ragged,
                        ArrayRef<Value> operands);
 
 /// A found tile of the map: its expert, its index among the expert's

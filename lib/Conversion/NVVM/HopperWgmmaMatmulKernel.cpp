@@ -101,9 +101,9 @@ struct WgmmaPlan {
   int64_t stages;        // S
   int64_t weightDepth;   // chunks of weight words in registers ahead
   int64_t split = 1;     // blocks of a cluster splitting K (grid z)
-  // The ragged form: grid y is a slot of the tile map (about one per
-  // expert with rows where the routing is even): the planner counts the
-  // blocks of this many experts with rows.
+  // The ragged form: grid y is a slot of the tile map (one per expert
+  // that can have rows): the planner counts the blocks of this many
+  // experts with rows.
   int64_t experts = 1;
   // The activations by TMA into dynamic shared memory (mbarrier per
   // stage); else by cp.async into static shared memory.
@@ -1218,13 +1218,13 @@ LogicalResult mlir::microscale::outlineHopperWgmmaRagged(
   OpBuilder builder(op);
   SmallVector<Value> operands =
       raggedKernelOperands(builder, op, types, ragged);
-  // Grid y: the slots of the tile map (each block takes its slot's tiles:
-  // experts without rows cost no blocks, experts with many rows many).
+  // Grid y: the slots of the tile map (each block takes every slots-th
+  // tile: experts without rows cost no blocks, experts with many rows
+  // many).
   auto launch = [&](OpBuilder &b, Location loc, size_t i) {
     Emitter host(b, loc);
-    variants[i].launch(
-        b, loc, countRaggedSlots(host, ragged, (*plans)[i].tokens, operands),
-        operands, op.getLhs());
+    variants[i].launch(b, loc, countRaggedSlots(host, ragged, operands),
+                       operands, op.getLhs());
   };
   if (ragged.dynamicRows)
     switchOnRaggedRows(builder, op.getLoc(), ragged, operands, launch);
@@ -1394,7 +1394,7 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
   if (ragged) {
     // Grid y, a slot of the tile map's, and its tiles: the slot's, then
     // every slots-th.
-    Value slots = countRaggedSlots(e, *ragged, w.tokens, args);
+    Value slots = countRaggedSlots(e, *ragged, args);
     Value slot = loop(e.index(0), slots);
     ArrayRef<Value> indices = args.drop_front(5);
     RaggedTileMap map = RaggedTileMap::get(e, *ragged, w.tokens, indices,

@@ -4,8 +4,8 @@
 // for 1 (a decode step: few experts with rows), 4, 8, 16, 32, 64 and 128
 // ragged rows per expert (token tiles of twice that, 8 to 128), and host
 // code that launches nothing when any count is 0 and otherwise the variant
-// of ceil(ragged rows / experts), its grid's y the slots of the tile map,
-// m + (ragged rows - m) / T with m = min(experts, ragged rows). The
+// of ceil(ragged rows / experts), its grid's y the tile map's
+// min(experts, ragged rows) slots. The
 // buffers of rows known at run time are passed as flat arrays of 2^40
 // elements (nothing reads that bound), the three counts as index
 // arguments. Every kernel assembles with ptxas for sm_90a. (Host
@@ -36,10 +36,7 @@
 // CHECK: arith.cmpi ugt, %[[MEAN]], %c64 :
 // CHECK: scf.index_switch
 // CHECK: case 1 {
-// CHECK: %[[M:.*]] = arith.minui %[[RAGGED]], %c32
-// CHECK: %[[PAST:.*]] = arith.subi %[[RAGGED]], %[[M]]
-// CHECK: %[[MORE:.*]] = arith.divui %[[PAST]], %c8
-// CHECK: %[[SLOTS:.*]] = arith.addi %[[M]], %[[MORE]]
+// CHECK: %[[SLOTS:.*]] = arith.minui %[[RAGGED]], %c32
 // CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0_mean4 blocks in (%c45, %[[SLOTS]], %c1{{.*}}) threads in (%c128,
 // CHECK-SAME: %[[RAGGED]] : index, %[[LHS]] : index, %[[OUT]] : index)
 // CHECK: case 5 {

@@ -1,11 +1,11 @@
 // bf16 x MXFP4 in the ragged (experts) form with the weights in the Hopper
 // layouts. By default the wgmma kernel with grid y a slot of the tile map
 // (every expert's rows in token tiles of twice the ragged rows per expert:
-// 32 here; 32 + (512 - 32) / 32 = 47 slots): a block takes its slot's
-// tiles, finds each one's expert by a warp scan (shuffles up) and a
-// ballot over the experts' tile counts, cuts the expert's slice to the
-// ragged rows (two 64-column tiles per warpgroup: 45 column blocks; 4
-// stages of 4 KiB), copies activation rows
+// 32 here; min(experts, ragged rows) = 32 slots): a block takes every
+// 32nd tile from its slot's on, finds each one's expert by a warp scan
+// (shuffles up) and a ballot over the experts' tile counts, cuts the
+// expert's slice to the ragged rows (two 64-column tiles per warpgroup:
+// 45 column blocks; 4 stages of 4 KiB), copies activation rows
 // through the gather (cp.async per row; no TMA) and writes out rows
 // through the scatter, its expert's images at expert x image bytes. With
 // split_k, the decode kernel with grid z the expert, walking its rows in
@@ -28,7 +28,7 @@
 !w = !microscale.qtensor<32x2880x5760, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
 
 // CHECK-LABEL: func.func @moe
-// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0 blocks in (%c45, %c47, %c1) threads in (%c128,
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0 blocks in (%c45, %c32, %c1) threads in (%c128,
 // CHECK-SAME: memref<368640xbf16>
 // CHECK-SAME: memref<2949120xbf16>
 // CHECK-SAME: memref<32xi32>

@@ -135,34 +135,19 @@ namespace {
 /// 32 lanes' values, scanned by the same five steps as loops.
 class TileScan {
 public:
+  /// Chunk `chunk`'s tile counts; on the device, lane `lane`'s (see
+  /// RaggedTileMap::find for why it is opaque). The scan comes later
+  /// (`scan`), so that every chunk's loads are in flight first.
   TileScan(Emitter &e, const RaggedTileMap &map, int64_t chunk, Value lane)
-      : e(e), map(map) {
-    OpBuilder &b = e.builder();
-    Location loc = e.location();
+      : e(e), map(map), chunk(chunk), lane(lane) {
     if (!map.onHost) {
-      // The lane through an opaque move: the counts' loads and the scan
-      // then stay where the map is read (inside the block's tile loop,
-      // where LLVM would otherwise hoist them, invariant as they are, and
-      // keep their values live across the whole pipeline: 11 registers,
-      // a block fewer per SM).
-      Value laneI32 = inlinePtx(b, loc, b.getI32Type(), {e.toI32(lane)},
-                                "mov.b32 $0, $1;", "=r,r")
-                          .getResult(0);
-      own = tilesOf(e, e.add(e.toIndex(laneI32), 32 * chunk));
-      scanned = own;
-      for (int64_t d = 1; d < 32; d *= 2) {
-        Value up = NVVM::ShflOp::create(b, loc, b.getI32Type(), e.i32(-1),
-                                        scanned, e.i32(d), e.i32(0),
-                                        NVVM::ShflKind::up, UnitAttr());
-        Value has = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                          laneI32, e.i32(d));
-        scanned = e.select(has, arith::AddIOp::create(b, loc, scanned, up),
-                           scanned);
-      }
+      own = tilesOf(e, e.add(e.toIndex(lane), 32 * chunk));
       return;
     }
     // The arrays live at the function's entry: the map is read inside
     // loops, where allocas would grow the stack each iteration.
+    OpBuilder &b = e.builder();
+    Location loc = e.location();
     {
       OpBuilder::InsertionGuard guard(b);
       Operation *function = b.getInsertionBlock()->getParentOp();
@@ -181,6 +166,26 @@ public:
       memref::StoreOp::create(x.builder(), x.location(), tiles, scanArray,
                               ValueRange{l});
     });
+  }
+
+  /// The inclusive scan over the lanes: five steps of shuffles up (the
+  /// host: of loops over the lane arrays).
+  void scan() {
+    OpBuilder &b = e.builder();
+    Location loc = e.location();
+    if (!map.onHost) {
+      scanned = own;
+      for (int64_t d = 1; d < 32; d *= 2) {
+        Value up = NVVM::ShflOp::create(b, loc, b.getI32Type(), e.i32(-1),
+                                        scanned, e.i32(d), e.i32(0),
+                                        NVVM::ShflKind::up, UnitAttr());
+        Value has = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                          lane, e.i32(d));
+        scanned = e.select(has, arith::AddIOp::create(b, loc, scanned, up),
+                           scanned);
+      }
+      return;
+    }
     for (int64_t d = 1; d < 32; d *= 2) {
       forLanes([&](Emitter &x, Value l) {
         memref::StoreOp::create(
@@ -268,33 +273,42 @@ private:
 
   Emitter &e;
   const RaggedTileMap &map;
+  int64_t chunk;
+  Value lane;                              // the device's (i32), opaque
   Value own, scanned;                      // the device's lane values
   Value ownArray, scanArray, copyArray;    // the host's lane arrays
 };
 } // namespace
 
-Value RaggedTileMap::countTiles(Emitter &e, Value lane) const {
-  Value total = e.i32(0);
-  for (int64_t c = 0; c * 32 < experts; ++c)
-    total = arith::AddIOp::create(
-        e.builder(), e.location(), total,
-        TileScan(e, *this, c, lane).inclusiveAt(e.index(31)));
-  return e.toIndex(total);
-}
-
 RaggedTile RaggedTileMap::find(Emitter &e, Value tile, Value lane) const {
   OpBuilder &b = e.builder();
   Location loc = e.location();
   Type i32 = b.getI32Type();
+  // The lane through an opaque move: the counts' loads and the scan then
+  // stay where the map is read (in the block's tile loop, where LLVM
+  // would otherwise hoist them, invariant as they are, and keep their
+  // values live across the whole pipeline: 11 registers, a block fewer
+  // per SM).
+  Value opaqueLane;
+  if (!onHost)
+    opaqueLane = inlinePtx(b, loc, i32, {e.toI32(lane)}, "mov.b32 $0, $1;",
+                           "=r,r")
+                     .getResult(0);
+  // Every chunk's counts loaded before any scan: their latencies overlap.
+  SmallVector<std::unique_ptr<TileScan>> scans;
+  for (int64_t c = 0; c * 32 < experts; ++c)
+    scans.push_back(std::make_unique<TileScan>(e, *this, c, opaqueLane));
   Value remaining = e.toI32(tile), expert = e.index(0), local = e.i32(0);
+  Value total = e.i32(0);
   Value present =
       arith::ConstantIntOp::create(b, loc, /*value=*/0, /*width=*/1);
-  for (int64_t c = 0; c * 32 < experts; ++c) {
-    TileScan scan(e, *this, c, lane);
-    Value total = scan.inclusiveAt(e.index(31));
+  for (auto [c, scan] : llvm::enumerate(scans)) {
+    scan->scan();
+    Value chunkTotal = scan->inclusiveAt(e.index(31));
+    total = arith::AddIOp::create(b, loc, total, chunkTotal);
     // Sums are non-decreasing over the lanes: the first lane above the
     // remaining tiles owns the tile.
-    Value mask = scan.ballotAbove(remaining);
+    Value mask = scan->ballotAbove(remaining);
     Value first = e.toIndex(arith::MinUIOp::create(
         b, loc,
         LLVM::CountTrailingZerosOp::create(b, loc, i32, mask,
@@ -305,16 +319,17 @@ RaggedTile RaggedTileMap::find(Emitter &e, Value tile, Value lane) const {
                               arith::ConstantIntOp::create(b, loc, 1, 1)),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, mask,
                               e.i32(0)));
-    Value before = arith::SubIOp::create(b, loc, scan.inclusiveAt(first),
-                                         scan.ownAt(first));
-    expert = e.select(inChunk, e.add(first, 32 * c), expert);
+    Value before = arith::SubIOp::create(b, loc, scan->inclusiveAt(first),
+                                         scan->ownAt(first));
+    expert = e.select(inChunk, e.add(first, 32 * static_cast<int64_t>(c)),
+                      expert);
     local = e.select(inChunk,
                      arith::SubIOp::create(b, loc, remaining, before), local);
     present = arith::OrIOp::create(b, loc, present, inChunk);
     remaining = e.select(present, remaining,
-                         arith::SubIOp::create(b, loc, remaining, total));
+                         arith::SubIOp::create(b, loc, remaining, chunkTotal));
   }
-  return {expert, e.toIndex(local), present};
+  return {expert, e.toIndex(local), present, e.toIndex(total)};
 }
 
 /// The kernel's ragged rows (index): an argument where known at run time.

@@ -78,9 +78,10 @@ Value countRaggedSlots(Emitter &e, const RaggedForm &ragged,
                        ArrayRef<Value> operands);
 
 /// A found tile of the map: its expert, its index among the expert's
-/// tiles, and whether there is one (the tile is below the map's tiles).
+/// tiles, whether there is one (the tile is below the map's tiles), and
+/// the map's tiles (index).
 struct RaggedTile {
-  Value expert, tile, present;
+  Value expert, tile, present, tiles;
 };
 
 /// The map over the kernel's index arguments (`indices`: those after the
@@ -98,9 +99,7 @@ struct RaggedTileMap {
 
   static RaggedTileMap get(Emitter &e, const RaggedForm &ragged,
                            int64_t tileRows, ValueRange indices, bool onHost);
-  /// The map's tiles (index).
-  Value countTiles(Emitter &e, Value lane) const;
-  /// The `tile`-th tile of the map.
+  /// The `tile`-th tile of the map (and the map's tiles).
   RaggedTile find(Emitter &e, Value tile, Value lane) const;
 };
 

@@ -669,6 +669,31 @@ SmallVector<ChunkWords, 2> unflattenChunk(const WgmmaPlan &w, ValueRange all) {
 }
 } // namespace
 
+/// Ends an iteration of the ragged form's tile loop `tileLoop` (iter args:
+/// the tile's expert and index; step: the slots): yields the next tile's,
+/// read from `map` only where there is one.
+static void yieldNextRaggedTile(Emitter &e, scf::ForOp tileLoop,
+                                const RaggedTileMap &map, Value slots,
+                                Value lane) {
+  OpBuilder &b = e.builder();
+  Location loc = e.location();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(tileLoop.getBody());
+  Value next = e.add(tileLoop.getInductionVar(), slots);
+  auto more = scf::IfOp::create(
+      b, loc, TypeRange(tileLoop.getRegionIterArgs()),
+      below(e, next, tileLoop.getUpperBound()), /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(&more.getThenRegion().front());
+    RaggedTile found = map.find(e, next, lane);
+    scf::YieldOp::create(b, loc, ValueRange{found.expert, found.tile});
+    b.setInsertionPointToStart(&more.getElseRegion().front());
+    scf::YieldOp::create(b, loc, tileLoop.getRegionIterArgs());
+  }
+  scf::YieldOp::create(b, loc, more.getResults());
+}
+
 static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
                                        const WgmmaPlan &w,
                                        gpu::GPUModuleOp kernels,
@@ -786,20 +811,26 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   // The ragged form: a loop over the tile map's tiles, slot (grid y) and
   // then every slots-th, everything below per tile: the tile's expert,
   // its images and rows (the cluster's blocks of a split share the slot,
-  // so they run the same tiles).
+  // so they run the same tiles). The loop carries the tile's expert and
+  // index, each iteration finding the next one's at its end only where
+  // there is one (rarely: the slots are the experts with rows), so that a
+  // block with one tile reads the map once.
+  scf::ForOp tileLoop;
+  std::optional<RaggedTileMap> map;
+  Value slots;
   if (ragged) {
     Value slot = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-    Value slots = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+    slots = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
     ValueRange indices = entry.getArguments().drop_front(5);
-    RaggedTileMap map = RaggedTileMap::get(e, *ragged, w.tokens, indices,
-                                           /*onHost=*/false);
-    auto tiles =
-        scf::ForOp::create(b, loc, slot, map.countTiles(e, lane), slots);
-    b.setInsertionPoint(tiles.getBody()->getTerminator());
-    RaggedTile owner = map.find(e, tiles.getInductionVar(), lane);
+    map = RaggedTileMap::get(e, *ragged, w.tokens, indices, /*onHost=*/false);
+    RaggedTile first = map->find(e, slot, lane);
+    tileLoop = scf::ForOp::create(b, loc, slot, first.tiles, slots,
+                                  ValueRange{first.expert, first.tile});
+    b.setInsertionPointToStart(tileLoop.getBody());
     RaggedSlice slice = beginRaggedSlice(e, weights, w.tokens, *ragged,
-                                         owner.expert, indices, owner.present);
-    enterRaggedGroup(e, weights, slice, owner.tile);
+                                         tileLoop.getRegionIterArgs()[0],
+                                         indices);
+    enterRaggedGroup(e, weights, slice, tileLoop.getRegionIterArgs()[1]);
     emitter.lhsRow = weights.lhsRow;
     emitter.outRow = weights.outRow;
   }
@@ -1007,6 +1038,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     }
     cluster::barrier(b, loc);
   }
+  if (tileLoop)
+    yieldNextRaggedTile(e, tileLoop, *map, slots, lane);
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, loc);
   // The weight words queue D chunks deep and move up one slot per chunk:
@@ -1391,21 +1424,26 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
   auto upTo = [&](int64_t count) { return loop(e.index(0), e.index(count)); };
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value tokenBlock;
+  scf::ForOp tileLoop;
+  std::optional<RaggedTileMap> map;
+  Value slots;
   if (ragged) {
     // Grid y, a slot of the tile map's, and its tiles: the slot's, then
     // every slots-th.
-    Value slots = countRaggedSlots(e, *ragged, args);
+    // The kernel's loop: the tile's expert and index carried, the next
+    // one's found at the end only where there is one.
+    slots = countRaggedSlots(e, *ragged, args);
     Value slot = loop(e.index(0), slots);
     ArrayRef<Value> indices = args.drop_front(5);
-    RaggedTileMap map = RaggedTileMap::get(e, *ragged, w.tokens, indices,
-                                           /*onHost=*/true);
-    auto tiles =
-        scf::ForOp::create(b, loc, slot, map.countTiles(e, Value()), slots);
-    b.setInsertionPointToStart(tiles.getBody());
-    RaggedTile owner = map.find(e, tiles.getInductionVar(), Value());
+    map = RaggedTileMap::get(e, *ragged, w.tokens, indices, /*onHost=*/true);
+    RaggedTile first = map->find(e, slot, Value());
+    tileLoop = scf::ForOp::create(b, loc, slot, first.tiles, slots,
+                                  ValueRange{first.expert, first.tile});
+    b.setInsertionPointToStart(tileLoop.getBody());
     RaggedSlice slice = beginRaggedSlice(e, weights, w.tokens, *ragged,
-                                         owner.expert, indices, owner.present);
-    enterRaggedGroup(e, weights, slice, owner.tile);
+                                         tileLoop.getRegionIterArgs()[0],
+                                         indices);
+    enterRaggedGroup(e, weights, slice, tileLoop.getRegionIterArgs()[1]);
     emitter.lhsRow = weights.lhsRow;
     emitter.outRow = weights.outRow;
     tokenBlock = e.index(0);
@@ -1488,6 +1526,8 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
     }
     emitter.store(e, block, tokenBlock, warp, lane, c, sums);
   }
+  if (tileLoop)
+    yieldNextRaggedTile(e, tileLoop, *map, slots, Value());
 }
 
 bool mlir::microscale::emulateHopperWgmmaRaggedOnHost(

@@ -3,10 +3,11 @@
 // (every expert's rows in token tiles of twice the ragged rows per expert:
 // 32 here; min(experts, ragged rows) = 32 slots): a block takes every
 // 32nd tile from its slot's on, finds each one's expert by a warp scan
-// (shuffles up) and a ballot over the experts' tile counts, cuts the
-// expert's slice to the ragged rows (two 64-column tiles per warpgroup:
-// 45 column blocks; 4 stages of 4 KiB), copies activation rows
-// through the gather (cp.async per row; no TMA) and writes out rows
+// (shuffles up) and a ballot over the experts' tile counts (the next
+// tile's only where there is one), cuts the expert's slice to the ragged
+// rows (two 64-column tiles per warpgroup: 45 column blocks; 4 stages of
+// 4 KiB), copies activation rows through the gather (cp.async per row; no
+// TMA) and writes out rows
 // through the scatter, its expert's images at expert x image bytes. With
 // split_k, the decode kernel with grid z the expert, walking its rows in
 // groups of the plan's rows (rows per expert, at most 16). Both PTXs
@@ -37,14 +38,19 @@
 // CHECK-SAME: memref<512xi32>
 // CHECK: gpu.func @mixed_matmul_wgmma_0
 // CHECK-SAME: workgroup(%{{.*}} : memref<4096xi32, #gpu.address_space<workgroup>>
-// CHECK: %[[SLOT:.*]] = gpu.block_id y
-// CHECK: %[[SLOTS:.*]] = gpu.grid_dim y
-// CHECK: nvvm.shfl.sync up
-// CHECK: scf.for %{{.*}} = %[[SLOT]] to %{{.*}} step %[[SLOTS]]
+// CHECK: gpu.block_id y
+// CHECK: gpu.grid_dim y
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"mov.b32 $0, $1;"
+// CHECK: arith.maxsi
 // CHECK: nvvm.shfl.sync up
 // CHECK: nvvm.vote.sync ballot
 // CHECK: nvvm.shfl.sync idx
+// CHECK: scf.for %{{.*}} = %block_id_y to %{{.*}} step %grid_dim_y iter_args(
 // CHECK: arith.maxsi
+// The next tile's expert, read from the map only where there is one.
+// CHECK: scf.if
+// CHECK: nvvm.shfl.sync up
+// CHECK: nvvm.vote.sync ballot
 
 // DECODE-LABEL: func.func @moe
 // DECODE: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0 blocks in (%c180, %c1, %c32) threads in (%c128,

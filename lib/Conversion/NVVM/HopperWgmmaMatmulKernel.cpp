@@ -101,6 +101,7 @@ struct WgmmaPlan {
   int64_t stages;        // S
   int64_t weightDepth;   // chunks of weight words in registers ahead
   int64_t split = 1;     // blocks of a cluster splitting K (grid z)
+  int64_t maxRegisters = 0; // per thread, 0: ptxas's choice
   // The ragged form: grid y is a slot of the tile map (one per expert
   // that can have rows): the planner counts the blocks of this many
   // experts with rows.
@@ -259,6 +260,13 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
                                  "for the Hopper-layout wgmma matmul";
     w.warpgroups = options.columnWarps / 4;
   }
+  // The ragged form's 8-token tiles (decode steps: a few rows per expert)
+  // are latency-bound, their blocks in flight what hides it: ptxas gives
+  // them 141-145 registers (3 blocks of 128 threads per SM); capped so
+  // that 4 fit, without spills (docs/performance.md, "Measurements behind
+  // defaults in the code").
+  if (ragged && w.tokens <= 8)
+    w.maxRegisters = chip.registersPerSM / (4 * w.threads()) / 8 * 8;
   // Copies: TMA on tiles of 128 tokens or more where the chip has it (one
   // thread's instruction per chunk instead of every thread's 16-byte
   // copies and their addressing), cp.async on smaller ones, where TMA
@@ -712,10 +720,10 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   signature.blockSize = static_cast<int32_t>(w.threads());
   gpu::GPUFuncOp function = buildKernelFunction(kernels, loc, signature);
   OpBuilder b(context);
-  if (options.maxRegisters)
+  if (const int64_t registers =
+          options.maxRegisters ? options.maxRegisters : w.maxRegisters)
     function->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                      b.getI32IntegerAttr(
-                          static_cast<int32_t>(options.maxRegisters)));
+                      b.getI32IntegerAttr(static_cast<int32_t>(registers)));
   // The swizzle is a function of the address: stages start on 1024 bytes.
   Block &entry = function.getBody().front();
   Value stages, barriers;

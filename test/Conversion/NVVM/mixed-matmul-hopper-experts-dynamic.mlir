@@ -43,9 +43,17 @@
 // CHECK: @mixed_matmul_wgmma_0_mean64 blocks in (%c45, %{{.*}}, %c1{{.*}}) threads in (%c256,
 // CHECK: default {
 // CHECK: @mixed_matmul_wgmma_0_mean1 blocks
+// The 8-token tiles (1 and 4 rows per expert) capped at 128 registers
+// (4 blocks of 128 threads per SM); the others at ptxas's choice.
 // CHECK: gpu.func @mixed_matmul_wgmma_0_mean1
+// CHECK-SAME: nvvm.maxnreg = 128 : i32
 // CHECK: nvvm.shfl.sync up
 // CHECK: nvvm.vote.sync ballot
+// CHECK: gpu.func @mixed_matmul_wgmma_0_mean4
+// CHECK-SAME: nvvm.maxnreg = 128 : i32
+// CHECK: gpu.func @mixed_matmul_wgmma_0_mean8
+// CHECK-NOT: nvvm.maxnreg
+// CHECK: gpu.func @mixed_matmul_wgmma_0_mean16
 func.func @moe_dynamic(%a: memref<?x2880xbf16>, %v: memref<277348352xi8>, %s: memref<16588800xi8>, %g: f32, %o: memref<?x5760xbf16>, %off: memref<32xi32>, %cnt: memref<32xi32>, %ga: memref<?xi32>, %sc: memref<?xi32>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<32xi32>, memref<32xi32>) gather(%ga : memref<?xi32>) scatter(%sc : memref<?xi32>) : memref<?x2880xbf16>, !w, memref<277348352xi8>, memref<16588800xi8>, memref<?x5760xbf16>
   return

@@ -213,11 +213,11 @@ namespace {
 
 /// The ragged (experts) form with the weight in the Hopper layouts, run on
 /// the host by emulateHopperLayoutMatmulOnHost, on each kernel (the wgmma
-/// kernel, grid y the expert, by default; the decode kernel, grid z the
-/// expert, with split_k), each block walking its expert's rows in groups
-/// or token tiles: slices by
-/// offsets and counts (one of 11 rows, more than a group; an empty one; one
-/// running past the ragged rows; a negative count), a gather with an
+/// kernel, grid y a slot of the tile map, by default; the decode kernel,
+/// grid z the expert, with split_k, each block walking its expert's rows
+/// in groups): slices by offsets and counts (one of 11 rows, more than a
+/// group or tile; an empty one; one running past the ragged rows; a
+/// negative count), a gather with an
 /// out-of-range index and a scatter, K with a half last chunk, N past a
 /// column tile; against a float64 reference that skips exactly the rows the
 /// op documents as skipped; rows of `out` nothing writes keep their NaN.

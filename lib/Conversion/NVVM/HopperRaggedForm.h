@@ -54,9 +54,9 @@ SmallVector<Value> raggedKernelOperands(OpBuilder &builder,
                                         ArrayRef<Type> types,
                                         const RaggedForm &r);
 
-/// One block's expert: its first ragged row, the count of its rows (a
-/// negative count is an empty slice), their groups of `groupRows`, and the
-/// ragged index buffers.
+/// One block's expert: its slice cut to the ragged rows [0, R) (its first
+/// row and its rows; a negative count is an empty slice), their groups of
+/// `groupRows`, and the ragged index buffers.
 struct RaggedSlice {
   Value start, count, groups, gather, scatter;
   Value raggedRows, lhsRows, outRows; // the kernel's counts (index)

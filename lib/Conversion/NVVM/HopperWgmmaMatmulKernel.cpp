@@ -677,27 +677,56 @@ SmallVector<ChunkWords, 2> unflattenChunk(const WgmmaPlan &w, ValueRange all) {
 }
 } // namespace
 
-/// Ends an iteration of the ragged form's tile loop `tileLoop` (iter args:
-/// the tile's expert and index; step: the slots): yields the next tile's,
-/// read from `map` only where there is one.
-static void yieldNextRaggedTile(Emitter &e, scf::ForOp tileLoop,
-                                const RaggedTileMap &map, Value slots,
-                                Value lane) {
+/// The ragged form's tile loop: tiles slot, slot + slots, ... of the map
+/// over the kernel's index arguments `indices`, carrying each tile's expert
+/// and index. On return the builder is inside it, `weights`' images and
+/// row maps the tile's; endRaggedTileLoop ends the iteration.
+struct RaggedTileLoop {
+  scf::ForOp loop;
+  RaggedTileMap map;
+  Value slots, lane;
+};
+static RaggedTileLoop beginRaggedTileLoop(Emitter &e, const WgmmaPlan &w,
+                                          const RaggedForm &ragged,
+                                          ValueRange indices, Value slot,
+                                          Value slots, Value lane, bool onHost,
+                                          HopperMatmulEmitter &weights) {
+  OpBuilder &b = e.builder();
+  RaggedTileLoop tiles;
+  tiles.map = RaggedTileMap::get(e, ragged, w.tokens, indices, onHost);
+  tiles.slots = slots;
+  tiles.lane = lane;
+  RaggedTile first = tiles.map.find(e, slot, lane);
+  tiles.loop = scf::ForOp::create(b, e.location(), slot, first.tiles, slots,
+                                  ValueRange{first.expert, first.tile});
+  b.setInsertionPointToStart(tiles.loop.getBody());
+  RaggedSlice slice = beginRaggedSlice(e, weights, w.tokens, ragged,
+                                       tiles.loop.getRegionIterArgs()[0],
+                                       indices);
+  enterRaggedGroup(e, weights, slice, tiles.loop.getRegionIterArgs()[1]);
+  return tiles;
+}
+
+/// Ends an iteration of `tiles`: yields the next tile's expert and index,
+/// read from the map only where there is one (rarely: the slots are the
+/// experts with rows), so that a block with one tile reads it once.
+static void endRaggedTileLoop(Emitter &e, const RaggedTileLoop &tiles) {
   OpBuilder &b = e.builder();
   Location loc = e.location();
+  scf::ForOp loop = tiles.loop;
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToEnd(tileLoop.getBody());
-  Value next = e.add(tileLoop.getInductionVar(), slots);
-  auto more = scf::IfOp::create(
-      b, loc, TypeRange(tileLoop.getRegionIterArgs()),
-      below(e, next, tileLoop.getUpperBound()), /*withElseRegion=*/true);
+  b.setInsertionPointToEnd(loop.getBody());
+  Value next = e.add(loop.getInductionVar(), tiles.slots);
+  auto more = scf::IfOp::create(b, loc, TypeRange(loop.getRegionIterArgs()),
+                                below(e, next, loop.getUpperBound()),
+                                /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(&more.getThenRegion().front());
-    RaggedTile found = map.find(e, next, lane);
+    RaggedTile found = tiles.map.find(e, next, tiles.lane);
     scf::YieldOp::create(b, loc, ValueRange{found.expert, found.tile});
     b.setInsertionPointToStart(&more.getElseRegion().front());
-    scf::YieldOp::create(b, loc, tileLoop.getRegionIterArgs());
+    scf::YieldOp::create(b, loc, loop.getRegionIterArgs());
   }
   scf::YieldOp::create(b, loc, more.getResults());
 }
@@ -819,26 +848,14 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   // The ragged form: a loop over the tile map's tiles, slot (grid y) and
   // then every slots-th, everything below per tile: the tile's expert,
   // its images and rows (the cluster's blocks of a split share the slot,
-  // so they run the same tiles). The loop carries the tile's expert and
-  // index, each iteration finding the next one's at its end only where
-  // there is one (rarely: the slots are the experts with rows), so that a
-  // block with one tile reads the map once.
-  scf::ForOp tileLoop;
-  std::optional<RaggedTileMap> map;
-  Value slots;
+  // so they run the same tiles).
+  std::optional<RaggedTileLoop> tiles;
   if (ragged) {
     Value slot = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
-    slots = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
-    ValueRange indices = entry.getArguments().drop_front(5);
-    map = RaggedTileMap::get(e, *ragged, w.tokens, indices, /*onHost=*/false);
-    RaggedTile first = map->find(e, slot, lane);
-    tileLoop = scf::ForOp::create(b, loc, slot, first.tiles, slots,
-                                  ValueRange{first.expert, first.tile});
-    b.setInsertionPointToStart(tileLoop.getBody());
-    RaggedSlice slice = beginRaggedSlice(e, weights, w.tokens, *ragged,
-                                         tileLoop.getRegionIterArgs()[0],
-                                         indices);
-    enterRaggedGroup(e, weights, slice, tileLoop.getRegionIterArgs()[1]);
+    Value slots = gpu::GridDimOp::create(b, loc, gpu::Dimension::y);
+    tiles = beginRaggedTileLoop(e, w, *ragged,
+                                entry.getArguments().drop_front(5), slot,
+                                slots, lane, /*onHost=*/false, weights);
     emitter.lhsRow = weights.lhsRow;
     emitter.outRow = weights.outRow;
   }
@@ -1046,8 +1063,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     }
     cluster::barrier(b, loc);
   }
-  if (tileLoop)
-    yieldNextRaggedTile(e, tileLoop, *map, slots, lane);
+  if (tiles)
+    endRaggedTileLoop(e, *tiles);
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, loc);
   // The weight words queue D chunks deep and move up one slot per chunk:
@@ -1432,26 +1449,14 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
   auto upTo = [&](int64_t count) { return loop(e.index(0), e.index(count)); };
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   Value tokenBlock;
-  scf::ForOp tileLoop;
-  std::optional<RaggedTileMap> map;
-  Value slots;
+  std::optional<RaggedTileLoop> tiles;
   if (ragged) {
-    // Grid y, a slot of the tile map's, and its tiles: the slot's, then
-    // every slots-th.
-    // The kernel's loop: the tile's expert and index carried, the next
-    // one's found at the end only where there is one.
-    slots = countRaggedSlots(e, *ragged, args);
+    // Grid y, a slot of the tile map's, and the kernel's loop over its
+    // tiles.
+    Value slots = countRaggedSlots(e, *ragged, args);
     Value slot = loop(e.index(0), slots);
-    ArrayRef<Value> indices = args.drop_front(5);
-    map = RaggedTileMap::get(e, *ragged, w.tokens, indices, /*onHost=*/true);
-    RaggedTile first = map->find(e, slot, Value());
-    tileLoop = scf::ForOp::create(b, loc, slot, first.tiles, slots,
-                                  ValueRange{first.expert, first.tile});
-    b.setInsertionPointToStart(tileLoop.getBody());
-    RaggedSlice slice = beginRaggedSlice(e, weights, w.tokens, *ragged,
-                                         tileLoop.getRegionIterArgs()[0],
-                                         indices);
-    enterRaggedGroup(e, weights, slice, tileLoop.getRegionIterArgs()[1]);
+    tiles = beginRaggedTileLoop(e, w, *ragged, args.drop_front(5), slot,
+                                slots, Value(), /*onHost=*/true, weights);
     emitter.lhsRow = weights.lhsRow;
     emitter.outRow = weights.outRow;
     tokenBlock = e.index(0);
@@ -1534,8 +1539,8 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
     }
     emitter.store(e, block, tokenBlock, warp, lane, c, sums);
   }
-  if (tileLoop)
-    yieldNextRaggedTile(e, tileLoop, *map, slots, Value());
+  if (tiles)
+    endRaggedTileLoop(e, *tiles);
 }
 
 bool mlir::microscale::emulateHopperWgmmaRaggedOnHost(

@@ -41,6 +41,45 @@ using ::microscale::testing::randomWeight;
 
 namespace {
 
+/// A Hopper-layout MXFP4 weight type: `shape` ("KxN" or "ExKxN") blocked
+/// along `axis`, its scales in hopper_scale of `scaleWarps` warps.
+std::string hopperWeight(const std::string &shape, int axis,
+                         int64_t scaleWarps) {
+  return "!microscale.qtensor<" + shape + ", mxfp4, axis = " +
+         std::to_string(axis) +
+         ", values = #microscale.hopper_value<mx_axis = -2, mma_version = "
+         "3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = " +
+         std::to_string(scaleWarps) + ">>";
+}
+
+/// `text` compiled for the host with its mixed_matmul_storage emulated by
+/// emulateHopperLayoutMatmulOnHost for sm_90a (planned for `smCount` SMs,
+/// 0: the chip's, with `tiling`); null, the reason in `error`, where it
+/// does not compile or the op was not emulated.
+std::unique_ptr<ExecutionEngine>
+compileEmulatedOnHost(MLIRContext &context, const std::string &text,
+                      std::string &error, int64_t smCount = 0,
+                      const MixedMatmulOptions &tiling = {}) {
+  std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
+  if (!chip) {
+    error = "no chip model for sm_90a";
+    return nullptr;
+  }
+  bool emulated = false;
+  auto engine = ::microscale::testing::compileForHost(
+      context, text, error, [&](ModuleOp module) {
+        module.walk([&](MixedMatmulStorageOp op) {
+          emulated =
+              emulateHopperLayoutMatmulOnHost(op, *chip, smCount, tiling);
+        });
+      });
+  if (engine && !emulated) {
+    error = "emulateHopperLayoutMatmulOnHost did not take the op";
+    return nullptr;
+  }
+  return engine;
+}
+
 struct Case {
   int64_t m, k, n;
   int64_t scaleWarps;       // num_warps of the hopper_scale layout
@@ -55,13 +94,8 @@ TEST_P(HopperLayoutMatmulOnHost, MatchesTheFloat64Product) {
   const Case &c = GetParam();
   auto contextOwner = ::microscale::testing::makeJitContext();
   MLIRContext &context = *contextOwner;
-  const std::string weight =
-      "!microscale.qtensor<" + std::to_string(c.k) + "x" +
-      std::to_string(c.n) +
-      ", mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, "
-      "mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, "
-      "num_warps = " +
-      std::to_string(c.scaleWarps) + ">>";
+  const std::string weight = hopperWeight(
+      std::to_string(c.k) + "x" + std::to_string(c.n), 0, c.scaleWarps);
   auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
   ASSERT_TRUE(type) << weight;
   const std::string rows = c.dynamicRows ? "?" : std::to_string(c.m);
@@ -71,19 +105,10 @@ TEST_P(HopperLayoutMatmulOnHost, MatchesTheFloat64Product) {
       "memref<" + rows + "x" + std::to_string(c.n) + "xf32>";
   std::string text =
       ::microscale::testing::mixedMatmulFunction(lhs, weight, out);
-  std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
-  ASSERT_TRUE(chip);
   std::string compileError;
-  bool emulated = false;
-  auto engine = ::microscale::testing::compileForHost(
-      context, text, compileError, [&](ModuleOp module) {
-        module.walk([&](MixedMatmulStorageOp op) {
-          emulated =
-              emulateHopperLayoutMatmulOnHost(op, *chip, c.smCount, c.tiling);
-        });
-      });
+  auto engine = compileEmulatedOnHost(context, text, compileError, c.smCount,
+                                      c.tiling);
   ASSERT_TRUE(engine) << compileError;
-  ASSERT_TRUE(emulated);
 
   std::mt19937 rng(static_cast<unsigned>(c.m * 131 + c.k * 7 + c.n));
   // Codes never all zero. Every third K block has scale codes up to 135
@@ -234,10 +259,7 @@ TEST_P(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
   MLIRContext &context = *contextOwner;
   const int64_t experts = 5, k = 160, n = 40, tokens = 9, rows = 20,
                 outRows = 24;
-  const std::string weight =
-      "!microscale.qtensor<5x160x40, mxfp4, axis = 1, values = "
-      "#microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = "
-      "#microscale.hopper_scale<mx_axis = -2, num_warps = 4>>";
+  const std::string weight = hopperWeight("5x160x40", 1, 4);
   auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
   ASSERT_TRUE(type);
   const bool dynamicRows = GetParam().dynamicRows;
@@ -249,20 +271,10 @@ TEST_P(HopperLayoutMatmulOnHostRagged, ExpertsGatherScatter) {
                     r = dynamicRows ? "memref<?xi32>" : "memref<20xi32>";
   std::string text =
       ::microscale::testing::raggedMatmulFunction(lhs, weight, out, e, r);
-  std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
-  ASSERT_TRUE(chip);
   std::string compileError;
-  bool emulated = false;
-  auto engine = ::microscale::testing::compileForHost(
-      context, text, compileError, [&](ModuleOp module) {
-        module.walk([&](MixedMatmulStorageOp op) {
-          emulated =
-              emulateHopperLayoutMatmulOnHost(op, *chip, 0,
-                                              GetParam().tiling);
-        });
-      });
+  auto engine =
+      compileEmulatedOnHost(context, text, compileError, 0, GetParam().tiling);
   ASSERT_TRUE(engine) << compileError;
-  ASSERT_TRUE(emulated);
 
   std::mt19937 rng(23);
   RandomWeight random = randomWeight(
@@ -331,10 +343,7 @@ TEST_P(HopperLayoutMatmulOnHostTileMap, TilesFoundBySlot) {
   const bool overlapping = GetParam().overlapping;
   const int64_t experts = 40, k = 64, n = 24, tokens = 4,
                 rows = overlapping ? 6 : 22, outRows = rows + 1;
-  const std::string weight =
-      "!microscale.qtensor<40x64x24, mxfp4, axis = 1, values = "
-      "#microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = "
-      "#microscale.hopper_scale<mx_axis = -2, num_warps = 4>>";
+  const std::string weight = hopperWeight("40x64x24", 1, 4);
   auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
   ASSERT_TRUE(type);
   const std::string lhs = "memref<4x64xbf16>",
@@ -343,18 +352,9 @@ TEST_P(HopperLayoutMatmulOnHostTileMap, TilesFoundBySlot) {
                     r = "memref<" + std::to_string(rows) + "xi32>";
   std::string text =
       ::microscale::testing::raggedMatmulFunction(lhs, weight, out, e, r);
-  std::optional<nvvm::NVIDIAChip> chip = nvvm::NVIDIAChip::lookup("sm_90a");
-  ASSERT_TRUE(chip);
   std::string compileError;
-  bool emulated = false;
-  auto engine = ::microscale::testing::compileForHost(
-      context, text, compileError, [&](ModuleOp module) {
-        module.walk([&](MixedMatmulStorageOp op) {
-          emulated = emulateHopperLayoutMatmulOnHost(op, *chip);
-        });
-      });
+  auto engine = compileEmulatedOnHost(context, text, compileError);
   ASSERT_TRUE(engine) << compileError;
-  ASSERT_TRUE(emulated);
   std::mt19937 rng(41);
   RandomWeight random = randomWeight(
       type, 1, rng, [&](size_t) { return static_cast<uint8_t>(1 + rng() % 15); },

@@ -139,7 +139,7 @@ public:
   /// RaggedTileMap::find for why it is opaque). The scan comes later
   /// (`scan`), so that every chunk's loads are in flight first.
   TileScan(Emitter &e, const RaggedTileMap &map, int64_t chunk, Value lane)
-      : e(e), map(map), chunk(chunk), lane(lane) {
+      : e(e), map(map), lane(lane) {
     if (!map.onHost) {
       own = tilesOf(e, e.add(e.toIndex(lane), 32 * chunk));
       return;
@@ -273,7 +273,6 @@ private:
 
   Emitter &e;
   const RaggedTileMap &map;
-  int64_t chunk;
   Value lane;                              // the device's (i32), opaque
   Value own, scanned;                      // the device's lane values
   Value ownArray, scanArray, copyArray;    // the host's lane arrays
@@ -329,7 +328,7 @@ RaggedTile RaggedTileMap::find(Emitter &e, Value tile, Value lane) const {
     remaining = e.select(present, remaining,
                          arith::SubIOp::create(b, loc, remaining, chunkTotal));
   }
-  return {expert, e.toIndex(local), present, e.toIndex(total)};
+  return {expert, e.toIndex(local), e.toIndex(total)};
 }
 
 /// The kernel's ragged rows (index): an argument where known at run time.
@@ -357,8 +356,8 @@ RaggedSlice hopperlayout::beginRaggedSlice(Emitter &e,
                                            HopperMatmulEmitter &weights,
                                            int64_t groupRows,
                                            const RaggedForm &ragged,
-                                           Value expert, ValueRange indices,
-                                           Value present) {
+                                           Value expert,
+                                           ValueRange indices) {
   RaggedSlice slice;
   slice.groupRows = groupRows;
   unsigned next = 2;
@@ -374,8 +373,6 @@ RaggedSlice hopperlayout::beginRaggedSlice(Emitter &e,
   }
   std::tie(slice.start, slice.count) =
       slicedRows(e, indices[0], indices[1], slice.raggedRows, expert);
-  if (present)
-    slice.count = e.select(present, slice.count, e.index(0));
   slice.groups = e.div(e.add(slice.count, groupRows - 1), groupRows);
   weights.valueBase = e.mul(expert, ragged.valueBytes);
   weights.scaleBase = e.mul(expert, ragged.scaleBytes);

@@ -77,11 +77,11 @@ struct RaggedSlice {
 Value countRaggedSlots(Emitter &e, const RaggedForm &ragged,
                        ArrayRef<Value> operands);
 
-/// A found tile of the map: its expert, its index among the expert's
-/// tiles, whether there is one (the tile is below the map's tiles), and
-/// the map's tiles (index).
+/// A found tile of the map: its expert and its index among the expert's
+/// tiles (meaningful where the tile is below the map's tiles), and the
+/// map's tiles (index).
 struct RaggedTile {
-  Value expert, tile, present, tiles;
+  Value expert, tile, tiles;
 };
 
 /// The map over the kernel's index arguments (`indices`: those after the
@@ -107,11 +107,9 @@ struct RaggedTileMap {
 /// after the global scale: offsets, counts, gather and scatter where given,
 /// the three row counts where known at run time only) and
 /// sets `weights`' image offsets to the expert's images.
-/// `present`, where given, false makes the slice empty.
 RaggedSlice beginRaggedSlice(Emitter &e, HopperMatmulEmitter &weights,
                              int64_t groupRows, const RaggedForm &ragged,
-                             Value expert, ValueRange indices,
-                             Value present = Value());
+                             Value expert, ValueRange indices);
 
 /// Sets `weights`' row maps for row group `group` of `slice` (local row r
 /// is ragged row start + group x groupRows + r).

@@ -5,7 +5,7 @@
 #   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR [sweep]
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
-# ones; with "moe", the ragged (MoE) cases in the Hopper layouts ("moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
+# ones; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -481,6 +481,54 @@ elif [ "$mode" = moe-decode ]; then
     emit_hopper_moe 64 2880 5760 32 16 "$options"
   done
   emit_hopper_moe 512 2880 5760 32 128
+elif [ "$mode" = decode ]; then
+  # The decode kernel (mma.sync, Hopper layout) at decode sizes on real
+  # shapes, the K-major kernel beside it: gpt-oss mlp1 / mlp2, 8192^2,
+  # Llama-style 4096 x 14336 and back, and K = 1504, N = 1000 (no tile
+  # multiple).
+  for kn in "2880 5760" "2880 2880" "8192 8192" "4096 14336" "14336 4096" "1504 1000"; do
+    for m in 1 4 16; do
+      emit_hopper $m $kn
+    done
+    emit 1 $kn
+  done
+elif [ "$mode" = decode-sweep ]; then
+  # The decode kernel's splits of K and columns per warp beside the
+  # planner's choice (gpt-oss mlp1, 8192^2; M = 1 and 16).
+  for kn in "2880 5760" "8192 8192"; do
+    for m in 1 16; do
+      emit_hopper $m $kn
+      # (At 16 rows a warp's activation ring is 12 KiB: at most 4 warps
+      # fit in the 48 KiB of static shared memory.)
+      splits="2 3 4 6 8 12"
+      [ "$m" = 16 ] && splits="2 3 4"
+      for split in $splits; do
+        for cols in 16 32; do
+          emit_hopper $m $kn $split $cols
+        done
+      done
+    done
+  done
+elif [ "$mode" = decode-depth ]; then
+  # The decode kernel's chunks loaded ahead (weight_stages) at several
+  # splits: M = 1 (the planner's depth: 2) and M = 16 (staged
+  # activations; the planner's depth: 1).
+  for kn in "2880 5760" "8192 8192" "4096 14336"; do
+    emit_hopper 1 $kn
+    for split in 0 4 6 8; do
+      for depth in 2 3 4; do
+        emit_hopper 1 $kn $split 0 0 0 0 0 0 $depth
+      done
+    done
+  done
+  for kn in "2880 5760" "2880 2880" "8192 8192" "14336 4096" "4096 14336" "1504 1000"; do
+    emit_hopper 16 $kn
+    for split in 0 2 3 4; do
+      for depth in 2 3; do
+        emit_hopper 16 $kn $split 0 0 0 0 0 0 $depth
+      done
+    done
+  done
 elif [ "$mode" = hopper ]; then
   # Correctness first: a half last chunk, partial column tiles, odd M, 8
   # row tiles, uneven split ranges.

@@ -8,12 +8,16 @@
 //    sampled outputs of the benchmark shapes; ||out - ref|| / ||ref||;
 //  * timing: back-to-back launches between CUDA events, rotating up to 16
 //    copies of the weight so that it comes from device memory, not L2;
-//    median over 15 rounds of the time per launch. The decode floor: the
+//    median over 15 rounds of the time per launch; and the same launches
+//    captured once into a CUDA graph and replayed (graph_us), the flow
+//    cublas-matmul.py times cuBLAS in and a serving engine's decode step
+//    runs in (no host launch cost between kernels). The decode floor: the
 //    FP4 weight and its scales read once at the device-to-device copy
 //    bandwidth measured in the same run.
 // Prints one CSV line per case:
-// m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,weight_tb_s
-// (weight_tb_s: the weight's and scales' bytes over our time).
+// m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,weight_tb_s,graph_us
+// (weight_tb_s: the weight's and scales' bytes over our time; graph_us -1
+// where the driver has no graph API).
 //
 // MoE routing: each token to top-k distinct experts drawn uniformly, or,
 // with MATMUL_BENCH_ROUTING=skewed, with probability proportional to
@@ -33,6 +37,7 @@
 #include "BenchSupport.h"
 
 #include <algorithm>
+#include <dlfcn.h>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -41,9 +46,58 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 using namespace microscale;
+
+namespace {
+/// The driver's stream capture and graph calls (not in cuda::Driver, which
+/// the library ships: only this benchmark replays graphs). Resolved from
+/// the libcuda the driver already loaded.
+struct GraphApi {
+  int (*beginCapture)(cuda::Stream, int) = nullptr;
+  int (*endCapture)(cuda::Stream, void **) = nullptr;
+  int (*instantiate)(void **, void *, unsigned long long) = nullptr;
+  int (*launch)(void *, cuda::Stream) = nullptr;
+  int (*destroyExec)(void *) = nullptr;
+  int (*destroy)(void *) = nullptr;
+
+  GraphApi() {
+    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!library)
+      return;
+    auto bind = [&](auto &slot, const char *name) {
+      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
+          dlsym(library, name));
+      return slot != nullptr;
+    };
+    if (!(bind(beginCapture, "cuStreamBeginCapture_v2") &&
+          bind(endCapture, "cuStreamEndCapture") &&
+          bind(instantiate, "cuGraphInstantiateWithFlags") &&
+          bind(launch, "cuGraphLaunch") &&
+          bind(destroyExec, "cuGraphExecDestroy") &&
+          bind(destroy, "cuGraphDestroy")))
+      beginCapture = nullptr;
+  }
+  bool ok() const { return beginCapture != nullptr; }
+
+  /// `enqueue`'s work on `stream` captured into a graph (relaxed mode: the
+  /// other threads' calls are not ours), or null.
+  template <typename Fn> void *capture(cuda::Stream stream, Fn enqueue) {
+    constexpr int kRelaxed = 2; // CU_STREAM_CAPTURE_MODE_RELAXED
+    void *graph = nullptr, *exec = nullptr;
+    if (!ok() || beginCapture(stream, kRelaxed))
+      return nullptr;
+    enqueue();
+    if (endCapture(stream, &graph) || !graph)
+      return nullptr;
+    const int failed = instantiate(&exec, graph, 0);
+    destroy(graph);
+    return failed ? nullptr : exec;
+  }
+};
+} // namespace
 
 int main(int argc, char **argv) {
   const std::string dir = argc > 1 ? argv[1] : "bench/gpu/kernels-mm";
@@ -66,7 +120,9 @@ int main(int argc, char **argv) {
   driver.free(copyA);
   driver.free(copyB);
   std::printf("# copy bandwidth %.2f TB/s (read + write)\n", bandwidth / 1e12);
-  std::printf("m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,weight_tb_s\n");
+  std::printf("m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,"
+              "weight_tb_s,graph_us\n");
+  GraphApi graphs;
 
   std::ifstream cases(dir + "/cases.txt");
   // A case: m k n threads name gridX gridY gridZ experts tokens [entry
@@ -357,16 +413,31 @@ int main(int argc, char **argv) {
             },
             2, 15, stream) /
         perRound;
+    // The same launches as one CUDA graph, replayed.
+    float inGraph = -1;
+    if (void *exec = graphs.capture(stream, [&] {
+          for (int i = 0; i < perRound; ++i)
+            driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes,
+                          args[i % copies], stream);
+        })) {
+      inGraph = bench::medianMs(
+                    driver, [&] { graphs.launch(exec, stream); }, 2, 15,
+                    stream) /
+                perRound;
+      driver.synchronize(stream);
+      graphs.destroyExec(exec);
+    }
     // The decode floor: the weight and its scales read once.
     const double floorUs = (values.size() + scaleCodes.size()) / bandwidth * 1e6;
-    std::printf("%lld,%lld,%lld,%.2f,%.2f,%.2e,%u,%s,%lld,%.2f\n",
+    std::printf("%lld,%lld,%lld,%.2f,%.2f,%.2e,%u,%s,%lld,%.2f,%.2f\n",
                 (long long)m, (long long)k, (long long)n, ours * 1e3, floorUs,
                 relError, block / 32,
                 (dynamicRows ? name + ":" + entry + ":m" + std::to_string(m)
                              : name)
                     .c_str(),
                 (long long)experts,
-                weightBytes / (ours * 1e-3) / 1e12);
+                weightBytes / (ours * 1e-3) / 1e12,
+                inGraph > 0 ? inGraph * 1e3 : -1.0);
     std::fflush(stdout); // a later hang must not lose the lines so far
     for (int c = 0; c < copies; ++c) {
       driver.free(dv[c]);

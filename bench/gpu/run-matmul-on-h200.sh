@@ -22,14 +22,19 @@ ours_lines = [l for l in open(sys.argv[1]) if not l.startswith("#")]
 print("".join(l for l in open(sys.argv[1]) if l.startswith("#")), end="")
 ours = {r["kernel"]: r for r in csv.DictReader(ours_lines)}
 cublas = {(r["m"], r["k"], r["n"]): r for r in csv.DictReader(open(sys.argv[2]))}
-print("| M | K | N | kernel | split K | ours (us) | cuBLAS BF16 (us) | cuBLAS / ours | decode floor (us) | floor / ours | rel. error |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+# "graph": our launches replayed from a CUDA graph, as cuBLAS is timed.
+print("| M | K | N | kernel | split K | ours (us) | ours, graph (us) | cuBLAS BF16 (us) | cuBLAS / ours | cuBLAS / ours, graph | decode floor (us) | floor / ours, graph | rel. error |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for name, r in ours.items():
     if r["experts"] != "0":
         continue
     key = (r["m"], r["k"], r["n"])
     c = float(cublas[key]["cublas_us"]); o = float(r["ours_us"]); f = float(r["floor_us"])
-    print(f"| {key[0]} | {key[1]} | {key[2]} | {name} | {r['split_k']} | {o:.1f} | {c:.1f} | {c / o:.2f}x | {f:.1f} | {f / o:.0%} | {r['rel_error']} |")
+    gr = float(r.get("graph_us", -1))
+    gcol = f"{gr:.1f} | " if gr > 0 else "- | "
+    gratio = (f"{c / gr:.2f}x | {f:.1f} | {f / gr:.0%}" if gr > 0
+              else f"- | {f:.1f} | -")
+    print(f"| {key[0]} | {key[1]} | {key[2]} | {name} | {r['split_k']} | {o:.1f} | {gcol}{c:.1f} | {c / o:.2f}x | {gratio} | {r['rel_error']} |")
 moe = [(n, r) for n, r in ours.items() if r["experts"] != "0"]
 if moe:
     print()

@@ -198,13 +198,12 @@ planHopperMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
         {"warp_rows", options.warpRows},
         {"column_warps", options.columnWarps},
         {"activation_stages", options.activationStages},
-        {"weight_stages", options.weightStages},
         {"chunk_k", options.chunkK}})
     if (value)
       return op.emitOpError() << "tiling " << name
                               << " does not apply to the Hopper-layout "
-                                 "matmul (split_k, warp_columns and "
-                                 "max_registers do)";
+                                 "matmul (split_k, warp_columns, "
+                                 "weight_stages and max_registers do)";
   // Two 16-column tiles per warp (each activation word and scale vote
   // serves twice the weight) where 32-column blocks still cover every SM;
   // one above 16 rows (their accumulators), or on narrow weights, which
@@ -232,6 +231,14 @@ planHopperMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
          (p.depth + 1) * p.ringRows() * HopperMatmulPlan::kRingRowBytes <=
              (12 << 10))
     ++p.depth;
+  if (options.weightStages) {
+    if (options.weightStages > 8)
+      return op.emitOpError() << "tiling weight_stages = "
+                              << options.weightStages
+                              << " must be 1 to 8 for the Hopper-layout "
+                                 "decode matmul (chunks loaded ahead)";
+    p.depth = options.weightStages;
+  }
   nvvm::SplitKProblem problem;
   problem.chunks = p.chunks;
   problem.chunksInFlight = p.depth;
@@ -245,6 +252,12 @@ planHopperMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   problem.maxSplit = chip.maxThreadsPerBlock / 32;
   // The warps' rings and the split sums in static shared memory.
   const int64_t sharedPerWarp = p.warpRingBytes() + 32 * p.accumulators() * 4;
+  if (sharedPerWarp > chip.staticSharedMemoryPerBlock)
+    return op.emitOpError() << "tiling weight_stages = " << p.depth
+                            << " needs " << sharedPerWarp
+                            << " bytes of shared memory per warp (the "
+                               "activation ring and the split sums); at most "
+                            << chip.staticSharedMemoryPerBlock << " fit";
   problem.maxSplit = std::min<int64_t>(
       problem.maxSplit, chip.staticSharedMemoryPerBlock / sharedPerWarp);
   p.split = chooseSplitK(problem, chip, smCount);

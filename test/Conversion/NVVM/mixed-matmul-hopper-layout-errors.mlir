@@ -110,3 +110,24 @@ func.func @experts_tma(%a: memref<8x64xbf16>, %v: memref<32768xi8>, %s: memref<5
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o experts(%off, %cnt : memref<2xi32>, memref<2xi32>) {microscale.tiling = {activation_copies = "tma"}} : memref<8x64xbf16>, !w, memref<32768xi8>, memref<512xi8>, memref<8x16xbf16>
   return
 }
+
+// -----
+
+// The decode kernel's chunks ahead: at most 8.
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @decode_depth(%a: memref<16x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<16x16xbf16>) {
+  // expected-error @+1 {{tiling weight_stages = 9 must be 1 to 8 for the Hopper-layout decode matmul (chunks loaded ahead)}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {weight_stages = 9}} : memref<16x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<16x16xbf16>
+  return
+}
+
+// -----
+
+// 64 rows split over K (the decode kernel): 8 chunks of the activation
+// ring per warp do not fit in static shared memory.
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @decode_ring(%a: memref<64x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<64x16xbf16>) {
+  // expected-error @+1 {{tiling weight_stages = 8 needs 77824 bytes of shared memory per warp (the activation ring and the split sums); at most 49152 fit}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {split_k = 1, weight_stages = 8}} : memref<64x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<64x16xbf16>
+  return
+}

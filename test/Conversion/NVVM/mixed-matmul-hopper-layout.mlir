@@ -16,6 +16,7 @@
 // RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-split-k=2 matmul-warp-columns=32},microscale-gpu-to-ptx)" > %t.tiled.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.tiled.mlir %t/tiled
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/tiled/microscale_kernels.ptx -o %t/tiled.cubin %}
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-weight-stages=3},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=DEPTH
 
 // One row, K = 160 (two chunks and a half), N = 40 (a partial column tile).
 // Value image: 256 / 4 rows of 4 x 128 bytes; scales: 128 / 32 rows of
@@ -73,3 +74,14 @@ func.func @rows16(%a: memref<16x256xbf16>, %v: memref<32768xi8>, %s: memref<2048
 // PTX: bar.warp.sync
 // PTX: ld.shared.b32
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+
+// weight_stages sets the chunks a warp has loaded ahead (the planner's
+// choice here: 4): at M = 1 the loop carries 3 chunks of 13 words (4
+// weight words, a scale word, 8 activation words) beside the 4
+// accumulators; at 16 rows each step waits for all but its 2 later
+// cp.async groups.
+// DEPTH-LABEL: gpu.func @mixed_matmul_hopper_0(
+// DEPTH: %{{.*}}:43 = scf.for
+// DEPTH-LABEL: gpu.func @mixed_matmul_hopper_1(
+// DEPTH: nvvm.cp.async.wait.group 2
+// DEPTH-NOT: nvvm.cp.async.wait.group 3

@@ -240,8 +240,10 @@ def MicroscaleNVVMSetTiling
     Option<"matmulWeightStages", "matmul-weight-stages", "int64_t",
            /*default=*/"0",
            "mixed_matmul: 1: weights one chunk ahead in registers; 2-8: a "
-           "per-thread shared-memory ring of that depth (the wgmma kernel: "
-           "1-8 chunks of weight words queued in registers; 0: chosen)">,
+           "per-thread shared-memory ring of that depth (the Hopper-layout "
+           "decode kernel: 1-8 chunks loaded ahead in registers; the wgmma "
+           "kernel: 1-8 chunks of weight words queued in registers; 0: "
+           "chosen)">,
     Option<"matmulMaxRegisters", "matmul-max-registers", "int64_t",
            /*default=*/"0",
            "mixed_matmul: registers per thread (nvvm.maxnreg; 0: the "

@@ -61,7 +61,8 @@ static void printPlan(const BlockConversionPlan &p) {
                << p.loads[0].runBytes << " B, stores " << p.stores.size()
                << " x " << p.stores[0].offsets.size() << " runs of "
                << p.stores[0].runBytes << " B, steps " << p.steps.size()
-               << ", streaming " << p.streamingAlignment << "\n";
+               << ", streaming " << p.streamingAlignment
+               << ", band buffer " << writesBandsThroughBuffer(p) << "\n";
   llvm::outs() << "  strides src " << p.sourceBatchStride << "/"
                << p.sourceBandStride << "/" << p.sourceInnerStride << " dst "
                << p.destBatchStride << "/" << p.destBandStride << "/"

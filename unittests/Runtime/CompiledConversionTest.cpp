@@ -17,12 +17,15 @@
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <random>
+#include <string>
 
 using namespace mlir;
 using namespace mlir::microscale;
@@ -61,9 +64,12 @@ struct Fixture : public ::testing::Test {
   /// Converts random codes from `from` to `to` with the generated code and
   /// with the reference, and compares. `prepare`, when given, rewrites the
   /// module before it is lowered (see CompiledConversion::compile).
+  /// `destOffset`, when given: the destination starts that many bytes
+  /// past a 64-byte aligned address (else wherever the allocator puts it).
   void check(QTensorType from, QTensorType to, StoragePart part,
              unsigned seed, int pieces = 1,
-             llvm::function_ref<LogicalResult(ModuleOp)> prepare = nullptr) {
+             llvm::function_ref<LogicalResult(ModuleOp)> prepare = nullptr,
+             std::optional<size_t> destOffset = std::nullopt) {
     ASSERT_TRUE(from && to);
     bool values = part == StoragePart::values;
     auto refFrom = values ? from.buildValueReference() : from.buildScaleReference();
@@ -103,25 +109,35 @@ struct Fixture : public ::testing::Test {
     // ranges, so that most begin and end inside a band of the block route
     // and its per-unit edges run too.
     for (int run = 0; run < (pieces > 1 ? 2 : 1); ++run) {
-      std::vector<uint8_t> actual(expected.size(), 0xA5);
-      std::fill(actual.end() - kGuardBytes, actual.end(), 0x5A);
+      std::vector<uint8_t> storage(expected.size() + 64 + destOffset.value_or(0));
+      uint8_t *actual = storage.data();
+      if (destOffset)
+        actual = reinterpret_cast<uint8_t *>(
+                     llvm::alignTo(reinterpret_cast<uintptr_t>(actual), 64)) +
+                 *destOffset;
+      std::fill(actual, actual + expected.size(), 0xA5);
+      std::fill(actual + expected.size() - kGuardBytes,
+                actual + expected.size(), 0x5A);
       if (run == 0) {
-        conversion->run(source.data(), actual.data(), /*threads=*/2);
+        conversion->run(source.data(), actual, /*threads=*/2);
       } else {
         const int64_t units = conversion->getNumUnits();
         for (int p = 0; p < pieces; ++p)
-          conversion->runUnits(source.data(), actual.data(),
+          conversion->runUnits(source.data(), actual,
                                units * p * p / (pieces * pieces),
                                units * (p + 1) * (p + 1) / (pieces * pieces),
                                /*threads=*/1);
       }
-      size_t mismatches = 0, first = actual.size();
-      for (size_t i = 0; i < actual.size(); ++i)
+      size_t mismatches = 0, first = expected.size();
+      for (size_t i = 0; i < expected.size(); ++i)
         if (actual[i] != expected[i] && mismatches++ == 0)
           first = i;
       EXPECT_EQ(mismatches, 0u)
           << (values ? "values " : "scales ") << debugString(from) << " -> "
           << debugString(to) << (run ? " in pieces" : "")
+          << (destOffset ? " at destination offset " +
+                               std::to_string(*destOffset) + " from 64"
+                         : std::string())
           << ": first mismatch at byte " << first;
     }
   }
@@ -414,6 +430,49 @@ TEST_F(Fixture, BlockRouteEdgeBlocksOnNonMultipleShapes) {
     EXPECT_TRUE(plan->hasEdgeBlocks());
     EXPECT_FALSE(plan->gapsHoldElements);
     EXPECT_EQ(plan->blockRows, 128);
+  }
+}
+
+// Bands written through a buffer (writesBandsThroughBuffer): the
+// transposes onto the K-major rows of gpt-oss (1440 bytes apart) and onto
+// rows 96 bytes apart, and the Hopper image onto them, whose own stores
+// cannot stream. The buffer goes out with streaming stores where the
+// destination is 64-byte aligned and with regular ones elsewhere: both,
+// whole and in uneven unit ranges, over a poisoned destination with a
+// guard past its end; and the scale transpose of Qwen3's 24 scale rows.
+TEST_F(Fixture, BandBufferAtEveryDestinationAlignment) {
+  unsigned seed = 1500;
+  const char *kMajor = "#microscale.strided<major_dim = -2>";
+  struct Case {
+    std::vector<int64_t> shape;
+    const char *from;
+    StoragePart part;
+  };
+  for (const Case &c :
+       {Case{{2, 2880, 320}, "#microscale.strided", StoragePart::values},
+        Case{{3, 192, 256}, "#microscale.strided", StoragePart::values},
+        Case{{2, 2880, 320},
+             "#microscale.hopper_value<mx_axis = -2, mma_version = 3>",
+             StoragePart::values},
+        Case{{2, 768, 2048}, "#microscale.strided", StoragePart::scales}}) {
+    const bool values = c.part == StoragePart::values;
+    QTensorType from =
+        values ? type(c.shape, "mxfp4", 1, c.from, "#microscale.strided")
+               : type(c.shape, "mxfp4", 1, "#microscale.strided", c.from);
+    QTensorType to = values
+                         ? type(c.shape, "mxfp4", 1, kMajor, "#microscale.strided")
+                         : type(c.shape, "mxfp4", 1, "#microscale.strided", kMajor);
+    auto refFrom = values ? from.buildValueReference() : from.buildScaleReference();
+    auto refTo = values ? to.buildValueReference() : to.buildScaleReference();
+    auto plan = planBlockConversion(*refFrom, *refTo, /*vectorBytes=*/64,
+                                    /*minBytesWithGaps=*/0, /*minBlockBits=*/0,
+                                    /*edgeBlocks=*/true);
+    ASSERT_TRUE(plan) << debugString(from) << " -> " << debugString(to);
+    EXPECT_TRUE(writesBandsThroughBuffer(*plan))
+        << debugString(from) << " -> " << debugString(to);
+    for (size_t offset : {0, 16, 32})
+      check(from, to, c.part, seed++, /*pieces=*/5, lowerWithGapsAtAnySize,
+            offset);
   }
 }
 

@@ -146,22 +146,56 @@ func.func @edge_blocks(%src: memref<131072xi8>, %dst: memref<81920xi8>) {
 }
 
 // A transpose onto rows 96 bytes apart (gpt-oss's 1440, scaled down): the
-// stores are 32-byte runs in 64 rows, half lines that cannot stream, so
+// stores are 32-byte runs in 64 rows, half lines that cannot stream, but
+// a band's blocks fill one contiguous range (64 rows): they write a buffer
+// of the band (no destination prefetch), which then goes to the
+// destination as whole vectors, non-temporal where the destination is
+// 64-byte aligned (checked once), then one fence and the buffer freed.
+// CHECK-LABEL: func @band_buffer
+// CHECK-SAME: (%[[SRC:.*]]: memref<12288xi8>, %[[DST:.*]]: memref<12288xi8>)
+// CHECK: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<6144xi8>
+// CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[DST]]
+// CHECK: %[[R:.*]] = arith.remui %[[P]], %c64
+// CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[R]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-NOT: memref.prefetch %[[DST]]
+// CHECK: vector.store %{{.*}}, %[[BUF]]{{.*}} : memref<6144xi8>, vector<32xi8>
+// CHECK: scf.if %[[ALIGNED]] {
+// CHECK: vector.load %[[BUF]]
+// CHECK: vector.store %{{.*}}, %[[DST]][%{{.*}}] {alignment = 64 : i64, nontemporal = true}
+// CHECK: } else {
+// CHECK: vector.load %[[BUF]]
+// CHECK-NOT: nontemporal
+// CHECK: vector.store %{{.*}}, %[[DST]][%{{.*}}] : memref<12288xi8>, vector<64xi8>
+// CHECK: llvm.fence seq_cst
+// CHECK: memref.dealloc %[[BUF]]
+func.func @band_buffer(%src: memref<12288xi8>, %dst: memref<12288xi8>) {
+  microscale.convert_storage values %src, %dst
+      : !microscale.qtensor<192x128, mxfp4, axis = 1>
+     -> !microscale.qtensor<192x128, mxfp4, axis = 1, values = #microscale.strided<major_dim = -2>>,
+        memref<12288xi8>, memref<12288xi8>
+  return
+}
+
+// The same transpose onto rows of 4128 bytes: a band (64 rows) is more
+// than the buffer may hold, so the blocks store to the destination, and
 // each block also prefetches, for writing, the destination lines of a
 // later block (one per run: the runs stay inside aligned 32-byte chunks).
 // CHECK-LABEL: func @dest_prefetch
-// CHECK-SAME: (%[[SRC:.*]]: memref<12288xi8>, %[[DST:.*]]: memref<12288xi8>)
+// CHECK-SAME: (%[[SRC:.*]]: memref<528384xi8>, %[[DST:.*]]: memref<528384xi8>)
+// CHECK-NOT: memref.alloc
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: memref.prefetch %[[SRC]]{{.*}}, read
 // CHECK-COUNT-64: memref.prefetch %[[DST]]{{.*}}, write
 // CHECK-NOT: memref.prefetch
-// CHECK: vector.store %{{.*}}, %[[DST]]{{.*}} : memref<12288xi8>, vector<32xi8>
+// CHECK: vector.store %{{.*}}, %[[DST]]{{.*}} : memref<528384xi8>, vector<32xi8>
 // CHECK-NOT: nontemporal
-func.func @dest_prefetch(%src: memref<12288xi8>, %dst: memref<12288xi8>) {
+func.func @dest_prefetch(%src: memref<528384xi8>, %dst: memref<528384xi8>) {
   microscale.convert_storage values %src, %dst
-      : !microscale.qtensor<192x128, mxfp4, axis = 1>
-     -> !microscale.qtensor<192x128, mxfp4, axis = 1, values = #microscale.strided<major_dim = -2>>,
-        memref<12288xi8>, memref<12288xi8>
+      : !microscale.qtensor<8256x128, mxfp4, axis = 1>
+     -> !microscale.qtensor<8256x128, mxfp4, axis = 1, values = #microscale.strided<major_dim = -2>>,
+        memref<528384xi8>, memref<528384xi8>
   return
 }

@@ -46,6 +46,9 @@ constexpr int64_t kMinRunBytes = 4;
 constexpr int kStagesPerPhase = 3;
 /// How many blocks ahead the source is prefetched.
 constexpr int64_t kPrefetchBlocks = 2;
+/// The largest band written through a buffer before it streams to the
+/// destination (bounceBands): it must stay in the core's cache.
+constexpr int64_t kMaxBounceBytes = int64_t(256) << 10;
 /// The least part of the tensor that blocks which do not divide it must
 /// cover (the rest goes through the generic per-unit code).
 constexpr double kMinCoverage = 0.9;
@@ -1175,7 +1178,8 @@ public:
     // destination lines of the block kPrefetchBlocks ahead, for writing.
     // Measured on 2 cores, [8, 2880, 5760] strided -> strided<-2>: 1.6x
     // faster; plans that stream do not ask (their lines are never read).
-    if (plan.blocksPerBand > 1 && !masks && !plan.streamingAlignment) {
+    if (plan.blocksPerBand > 1 && !masks && !plan.streamingAlignment &&
+        prefetchDestination) {
       // Blocks start only as aligned as the strides keep them (32 bytes on
       // those rows): one prefetch per run where it stays inside an aligned
       // chunk of that size, else one per line it may touch.
@@ -1458,6 +1462,9 @@ private:
 
 public:
   const BlockConversionTarget *target = nullptr;
+  /// Whether to prefetch the destination lines of the blocks ahead (not
+  /// where the blocks write a band buffer, which stays in the cache).
+  bool prefetchDestination = true;
 
 private:
   OpBuilder &b;
@@ -1612,6 +1619,51 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
                                constant(builder, plan.streamingAlignment)),
         constant(builder, 0));
   }
+  // Bands whose stores cannot stream (runs that are not whole aligned
+  // lines: a transpose's 32-byte runs on rows 1440 bytes apart, whose lines
+  // are each read before they are written) but whose blocks fill one
+  // contiguous destination range: the blocks write a buffer of the band's
+  // bytes, which stays in the cache, and the buffer then goes to the
+  // destination as whole lines, streaming where the destination is aligned
+  // (checked at run time).
+  Value bandBuffer, bounceStreaming;
+  const bool bounce = target && target->hasStreamingStores() &&
+                      writesBandsThroughBuffer(plan);
+  if (bounce) {
+    bandBuffer = memref::AllocOp::create(
+        builder, loc, MemRefType::get({plan.bandBytes}, builder.getI8Type()),
+        builder.getI64IntegerAttr(64));
+    Value pointer =
+        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, dest);
+    bounceStreaming = arith::CmpIOp::create(
+        builder, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(builder, loc, pointer, constant(builder, 64)),
+        constant(builder, 0));
+  }
+  // The band buffer's bytes to the band's destination range at `destBand`.
+  auto copyOut = [&](OpBuilder &b, Value destBand) {
+    auto vectorType = VectorType::get({plan.vectorBytes}, b.getI8Type());
+    auto copy = [&](bool nontemporal) {
+      return [&, nontemporal](OpBuilder &cb, Location) {
+        scf::ForOp::create(
+            cb, loc, constant(cb, 0), constant(cb, plan.bandBytes),
+            constant(cb, plan.vectorBytes), ValueRange{},
+            [&](OpBuilder &lb, Location, Value at, ValueRange) {
+              Value bytes = vector::LoadOp::create(lb, loc, vectorType,
+                                                   bandBuffer, ValueRange{at});
+              vector::StoreOp::create(
+                  lb, loc, bytes, dest,
+                  ValueRange{arith::AddIOp::create(lb, loc, destBand, at)},
+                  nontemporal,
+                  nontemporal ? llvm::MaybeAlign(plan.vectorBytes)
+                              : llvm::MaybeAlign());
+              scf::YieldOp::create(lb, loc);
+            });
+        scf::YieldOp::create(cb, loc);
+      };
+    };
+    scf::IfOp::create(b, loc, bounceStreaming, copy(true), copy(false));
+  };
   scf::ForOp::create(
       builder, loc, bandBegin, bandEnd, constant(builder, 1), ValueRange{},
       [&](OpBuilder &b, Location, Value band, ValueRange) {
@@ -1630,13 +1682,22 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
             ValueRange{}, [&](OpBuilder &bb, Location, Value inner, ValueRange) {
               Value sourceBase = arith::AddIOp::create(
                   bb, loc, sourceBand, mul(bb, inner, plan.sourceInnerStride));
-              Value destBase = arith::AddIOp::create(
-                  bb, loc, destBand, mul(bb, inner, plan.destInnerStride));
               BlockEmitter emitter(bb, loc, plan);
               emitter.target = target;
-              emitter.emitBlock(source, dest, sourceBase, destBase, streaming);
+              if (bounce) {
+                emitter.prefetchDestination = false;
+                emitter.emitBlock(source, bandBuffer, sourceBase,
+                                  mul(bb, inner, plan.destInnerStride));
+              } else {
+                Value destBase = arith::AddIOp::create(
+                    bb, loc, destBand, mul(bb, inner, plan.destInnerStride));
+                emitter.emitBlock(source, dest, sourceBase, destBase,
+                                  streaming);
+              }
               scf::YieldOp::create(bb, loc);
             });
+        if (bounce)
+          copyOut(b, destBand);
         // Edge blocks, masked (regular stores: they write parts of lines).
         auto edgeBlock = [&](OpBuilder &bb, Value sourceAt, Value destAt,
                              const BlockConversionPlan::EdgeMasks &masks) {
@@ -1692,8 +1753,20 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
       });
   // Non-temporal stores are weakly ordered: make them visible before
   // anything the caller stores next.
-  if (streaming)
+  if (streaming || bounce)
     target->emitStreamingFence(builder, loc);
+  if (bounce)
+    memref::DeallocOp::create(builder, loc, bandBuffer);
+}
+
+bool mlir::microscale::writesBandsThroughBuffer(
+    const BlockConversionPlan &plan) {
+  return !plan.streamingAlignment && plan.blocksPerBand > 1 &&
+         !plan.innerEdge && plan.spanGaps.empty() &&
+         plan.spanBytes == plan.bandBytes &&
+         plan.blocksPerBand * plan.getBlockBytes() == plan.bandBytes &&
+         plan.bandBytes <= kMaxBounceBytes && plan.bandBytes % 64 == 0 &&
+         plan.destBandStride % 64 == 0 && plan.destBatchStride % 64 == 0;
 }
 
 std::map<int, uint32_t>

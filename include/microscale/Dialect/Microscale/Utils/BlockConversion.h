@@ -228,6 +228,14 @@ struct GapWriter {
   function_ref<void(OpBuilder &, Location, Value)> emitUnit;
 };
 
+/// Whether each band's blocks write a buffer of the band's bytes (in the
+/// cache) that then goes to the destination as whole lines, streaming
+/// where the destination is aligned, when the target has streaming stores:
+/// plans whose own stores cannot stream (runs that are not whole aligned
+/// lines, each line read before it is written) and whose bands' blocks fill
+/// one contiguous, line-aligned destination range of at most 256 KiB.
+bool writesBandsThroughBuffer(const BlockConversionPlan &plan);
+
 /// Emits loops over bands [bandBegin, bandEnd) that convert `source` into
 /// `dest` (1-D i8 memrefs) as `plan` says, with what `target` (may be null)
 /// adds. Each band also writes its span's gaps, and the last band of a batch

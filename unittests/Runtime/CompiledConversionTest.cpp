@@ -439,9 +439,11 @@ TEST_F(Fixture, BlockRouteEdgeBlocksOnNonMultipleShapes) {
 // cannot stream. The buffer goes out with streaming stores where the
 // destination is 64-byte aligned and with regular ones elsewhere: both,
 // whole and in uneven unit ranges, over a poisoned destination with a
-// guard past its end; and the scale transpose of Qwen3's 24 scale rows.
+// guard past its end; and scales into the K-major form (Qwen3's 24 scale
+// rows, gpt-oss's 90).
 TEST_F(Fixture, BandBufferAtEveryDestinationAlignment) {
   unsigned seed = 1500;
+  int innerEdges = 0;
   const char *kMajor = "#microscale.strided<major_dim = -2>";
   struct Case {
     std::vector<int64_t> shape;
@@ -454,7 +456,12 @@ TEST_F(Fixture, BandBufferAtEveryDestinationAlignment) {
         Case{{2, 2880, 320},
              "#microscale.hopper_value<mx_axis = -2, mma_version = 3>",
              StoragePart::values},
-        Case{{2, 768, 2048}, "#microscale.strided", StoragePart::scales}}) {
+        Case{{2, 768, 2048}, "#microscale.strided", StoragePart::scales},
+        // gpt-oss's 90 scale rows: 64 by the band's blocks, the other 26
+        // by its inner edge block, which writes into the buffer too.
+        Case{{2, 2880, 320}, "#microscale.strided", StoragePart::scales},
+        Case{{2, 2880, 320}, "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>",
+             StoragePart::scales}}) {
     const bool values = c.part == StoragePart::values;
     QTensorType from =
         values ? type(c.shape, "mxfp4", 1, c.from, "#microscale.strided")
@@ -470,10 +477,12 @@ TEST_F(Fixture, BandBufferAtEveryDestinationAlignment) {
     ASSERT_TRUE(plan) << debugString(from) << " -> " << debugString(to);
     EXPECT_TRUE(writesBandsThroughBuffer(*plan))
         << debugString(from) << " -> " << debugString(to);
+    innerEdges += plan->innerEdge.has_value();
     for (size_t offset : {0, 16, 32})
       check(from, to, c.part, seed++, /*pieces=*/5, lowerWithGapsAtAnySize,
             offset);
   }
+  EXPECT_GT(innerEdges, 0);
 }
 
 // Bytes take the block route too (seen as pairs of nibbles that stay

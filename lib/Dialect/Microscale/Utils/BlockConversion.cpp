@@ -1631,7 +1631,7 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
                       writesBandsThroughBuffer(plan);
   if (bounce) {
     bandBuffer = memref::AllocOp::create(
-        builder, loc, MemRefType::get({plan.bandBytes}, builder.getI8Type()),
+        builder, loc, MemRefType::get({plan.spanBytes}, builder.getI8Type()),
         builder.getI64IntegerAttr(64));
     Value pointer =
         memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, dest);
@@ -1646,7 +1646,7 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
     auto copy = [&](bool nontemporal) {
       return [&, nontemporal](OpBuilder &cb, Location) {
         scf::ForOp::create(
-            cb, loc, constant(cb, 0), constant(cb, plan.bandBytes),
+            cb, loc, constant(cb, 0), constant(cb, plan.spanBytes),
             constant(cb, plan.vectorBytes), ValueRange{},
             [&](OpBuilder &lb, Location, Value at, ValueRange) {
               Value bytes = vector::LoadOp::create(lb, loc, vectorType,
@@ -1696,24 +1696,30 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
               }
               scf::YieldOp::create(bb, loc);
             });
-        if (bounce)
-          copyOut(b, destBand);
         // Edge blocks, masked (regular stores: they write parts of lines).
         auto edgeBlock = [&](OpBuilder &bb, Value sourceAt, Value destAt,
-                             const BlockConversionPlan::EdgeMasks &masks) {
+                             const BlockConversionPlan::EdgeMasks &masks,
+                             Value into) {
           BlockEmitter emitter(bb, loc, plan);
           emitter.target = target;
-          emitter.emitBlock(source, dest, sourceAt, destAt, Value(), &masks);
+          emitter.prefetchDestination = into == dest;
+          emitter.emitBlock(source, into, sourceAt, destAt, Value(), &masks);
         };
         auto innerOffset = [&](OpBuilder &bb, Value at, int64_t stride) {
           return arith::AddIOp::create(bb, loc, at,
                                        constant(bb, plan.blocksPerBand * stride))
               .getResult();
         };
+        // The inner edge block writes the rest of the band's span: into
+        // the buffer too, before it goes out.
         if (plan.innerEdge)
           edgeBlock(b, innerOffset(b, sourceBand, plan.sourceInnerStride),
-                    innerOffset(b, destBand, plan.destInnerStride),
-                    *plan.innerEdge);
+                    bounce ? constant(b, plan.blocksPerBand *
+                                             plan.destInnerStride)
+                           : innerOffset(b, destBand, plan.destInnerStride),
+                    *plan.innerEdge, bounce ? bandBuffer : dest);
+        if (bounce)
+          copyOut(b, destBand);
         if (plan.bandEdge) {
           // The batch's edge band, with its last band.
           Value last = arith::CmpIOp::create(
@@ -1739,13 +1745,13 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
                           arith::AddIOp::create(
                               bb, loc, destEdge,
                               mul(bb, inner, plan.destInnerStride)),
-                          *plan.bandEdge);
+                          *plan.bandEdge, dest);
                 scf::YieldOp::create(bb, loc);
               });
           if (plan.cornerEdge)
             edgeBlock(b, innerOffset(b, sourceEdge, plan.sourceInnerStride),
                       innerOffset(b, destEdge, plan.destInnerStride),
-                      *plan.cornerEdge);
+                      *plan.cornerEdge, dest);
         }
         if (!plan.coversDestination())
           emitGaps(b, loc, plan, *gaps, dest, batch, outer);
@@ -1761,12 +1767,25 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
 
 bool mlir::microscale::writesBandsThroughBuffer(
     const BlockConversionPlan &plan) {
-  return !plan.streamingAlignment && plan.blocksPerBand > 1 &&
-         !plan.innerEdge && plan.spanGaps.empty() &&
-         plan.spanBytes == plan.bandBytes &&
-         plan.blocksPerBand * plan.getBlockBytes() == plan.bandBytes &&
-         plan.bandBytes <= kMaxBounceBytes && plan.bandBytes % 64 == 0 &&
-         plan.destBandStride % 64 == 0 && plan.destBatchStride % 64 == 0;
+  if (plan.streamingAlignment || plan.blocksPerBand < 2 ||
+      !plan.spanGaps.empty() || plan.spanBytes > kMaxBounceBytes ||
+      plan.spanBytes % 64 || plan.destBandStride % 64 ||
+      plan.destBatchStride % 64)
+    return false;
+  // The band's blocks, its inner edge block included, must write every
+  // byte of the span (each byte once: planBlockConversion checks that no
+  // two write the same one), or the buffer's garbage would reach the
+  // destination.
+  int64_t written = plan.blocksPerBand * plan.getBlockBytes();
+  if (plan.innerEdge)
+    for (auto [i, access] : llvm::enumerate(plan.stores)) {
+      const auto &lanes = plan.innerEdge->storeLanes;
+      written += i < lanes.size() && !lanes[i].empty()
+                     ? static_cast<int64_t>(llvm::count(lanes[i], true))
+                     : static_cast<int64_t>(access.offsets.size()) *
+                           access.runBytes;
+    }
+  return written == plan.spanBytes;
 }
 
 std::map<int, uint32_t>

@@ -232,8 +232,9 @@ struct GapWriter {
 /// cache) that then goes to the destination as whole lines, streaming
 /// where the destination is aligned, when the target has streaming stores:
 /// plans whose own stores cannot stream (runs that are not whole aligned
-/// lines, each line read before it is written) and whose bands' blocks fill
-/// one contiguous, line-aligned destination range of at most 256 KiB.
+/// lines, each line read before it is written) and whose bands' blocks,
+/// with the band's inner edge block, fill the band's span: one contiguous,
+/// line-aligned destination range of at most 256 KiB.
 bool writesBandsThroughBuffer(const BlockConversionPlan &plan);
 
 /// Emits loops over bands [bandBegin, bandEnd) that convert `source` into

@@ -49,6 +49,8 @@ constexpr int64_t kPrefetchBlocks = 2;
 /// The largest band written through a buffer before it streams to the
 /// destination (bounceBands): it must stay in the core's cache.
 constexpr int64_t kMaxBounceBytes = int64_t(256) << 10;
+/// Bands through buffers walked together (emitBlockConversion).
+constexpr int64_t kBandsPerGroup = 2;
 /// The least part of the tensor that blocks which do not divide it must
 /// cover (the rest goes through the generic per-unit code).
 constexpr double kMinCoverage = 0.9;
@@ -1625,14 +1627,23 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
   // contiguous destination range: the blocks write a buffer of the band's
   // bytes, which stays in the cache, and the buffer then goes to the
   // destination as whole lines, streaming where the destination is aligned
-  // (checked at run time).
-  Value bandBuffer, bounceStreaming;
+  // (checked at run time). Bands through buffers go in groups of
+  // kBandsPerGroup, their blocks
+  // interleaved (block i of each band of the group, then block i + 1):
+  // neighbouring bands read the same source lines and pages (a transpose's
+  // band reads 32 bytes of each of its 2880 rows, the next band the other
+  // 32 bytes of the same lines), so a group walks them once.
   const bool bounce = target && target->hasStreamingStores() &&
                       writesBandsThroughBuffer(plan);
+  const int64_t group = bounce ? kBandsPerGroup : 1;
+  SmallVector<Value> bandBuffers;
+  Value bounceStreaming;
   if (bounce) {
-    bandBuffer = memref::AllocOp::create(
-        builder, loc, MemRefType::get({plan.spanBytes}, builder.getI8Type()),
-        builder.getI64IntegerAttr(64));
+    for (int64_t j = 0; j < group; ++j)
+      bandBuffers.push_back(memref::AllocOp::create(
+          builder, loc,
+          MemRefType::get({plan.spanBytes}, builder.getI8Type()),
+          builder.getI64IntegerAttr(64)));
     Value pointer =
         memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, dest);
     bounceStreaming = arith::CmpIOp::create(
@@ -1641,7 +1652,7 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
         constant(builder, 0));
   }
   // The band buffer's bytes to the band's destination range at `destBand`.
-  auto copyOut = [&](OpBuilder &b, Value destBand) {
+  auto copyOut = [&](OpBuilder &b, Value bandBuffer, Value destBand) {
     auto vectorType = VectorType::get({plan.vectorBytes}, b.getI8Type());
     auto copy = [&](bool nontemporal) {
       return [&, nontemporal](OpBuilder &cb, Location) {
@@ -1664,105 +1675,148 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
     };
     scf::IfOp::create(b, loc, bounceStreaming, copy(true), copy(false));
   };
-  scf::ForOp::create(
-      builder, loc, bandBegin, bandEnd, constant(builder, 1), ValueRange{},
-      [&](OpBuilder &b, Location, Value band, ValueRange) {
-        Value perBatch = constant(b, plan.bandsPerBatch);
-        Value batch = arith::DivUIOp::create(b, loc, band, perBatch);
-        Value outer = arith::RemUIOp::create(b, loc, band, perBatch);
-        Value sourceBand =
-            arith::AddIOp::create(b, loc, mul(b, batch, plan.sourceBatchStride),
-                                  mul(b, outer, plan.sourceBandStride));
-        Value destBand =
-            arith::AddIOp::create(b, loc, mul(b, batch, plan.destBatchStride),
-                                  mul(b, outer, plan.destBandStride));
+  // Band `band`'s batch, index within it, and first source and
+  // destination bytes.
+  struct Band {
+    Value batch, outer, source, dest;
+  };
+  auto bandAt = [&](OpBuilder &b, Value band) {
+    Band at;
+    Value perBatch = constant(b, plan.bandsPerBatch);
+    at.batch = arith::DivUIOp::create(b, loc, band, perBatch);
+    at.outer = arith::RemUIOp::create(b, loc, band, perBatch);
+    at.source =
+        arith::AddIOp::create(b, loc, mul(b, at.batch, plan.sourceBatchStride),
+                              mul(b, at.outer, plan.sourceBandStride));
+    at.dest =
+        arith::AddIOp::create(b, loc, mul(b, at.batch, plan.destBatchStride),
+                              mul(b, at.outer, plan.destBandStride));
+    return at;
+  };
+  // `body` where `present` (null: always).
+  auto where = [&](OpBuilder &b, Value present,
+                   function_ref<void(OpBuilder &)> body) {
+    if (!present) {
+      body(b);
+      return;
+    }
+    auto branch = scf::IfOp::create(b, loc, present, /*withElse=*/false);
+    OpBuilder inside = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+    inside.setInsertionPoint(branch.getThenRegion().front().getTerminator());
+    body(inside);
+  };
+  // Edge blocks, masked (regular stores: they write parts of lines).
+  auto edgeBlock = [&](OpBuilder &bb, Value sourceAt, Value destAt,
+                       const BlockConversionPlan::EdgeMasks &masks,
+                       Value into) {
+    BlockEmitter emitter(bb, loc, plan);
+    emitter.target = target;
+    emitter.prefetchDestination = into == dest;
+    emitter.emitBlock(source, into, sourceAt, destAt, Value(), &masks);
+  };
+  auto innerOffset = [&](OpBuilder &bb, Value at, int64_t stride) {
+    return arith::AddIOp::create(bb, loc, at,
+                                 constant(bb, plan.blocksPerBand * stride))
+        .getResult();
+  };
+  // What a band writes after its full blocks: its inner edge block (into
+  // its buffer too, before the buffer goes out), the batch's edge band
+  // with the batch's last band, and the gaps.
+  auto finishBand = [&](OpBuilder &b, const Band &at, Value bandBuffer) {
+    if (plan.innerEdge)
+      edgeBlock(b, innerOffset(b, at.source, plan.sourceInnerStride),
+                bounce ? constant(b, plan.blocksPerBand * plan.destInnerStride)
+                       : innerOffset(b, at.dest, plan.destInnerStride),
+                *plan.innerEdge, bounce ? bandBuffer : dest);
+    if (bounce)
+      copyOut(b, bandBuffer, at.dest);
+    if (plan.bandEdge) {
+      Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         at.outer,
+                                         constant(b, plan.bandsPerBatch - 1));
+      where(b, last, [&](OpBuilder &eb) {
+        Value sourceEdge = arith::AddIOp::create(
+            eb, loc, mul(eb, at.batch, plan.sourceBatchStride),
+            constant(eb, plan.bandsPerBatch * plan.sourceBandStride));
+        Value destEdge = arith::AddIOp::create(
+            eb, loc, mul(eb, at.batch, plan.destBatchStride),
+            constant(eb, plan.bandsPerBatch * plan.destBandStride));
         scf::ForOp::create(
-            b, loc, constant(b, 0), constant(b, plan.blocksPerBand),
-            constant(b, 1),
-            ValueRange{}, [&](OpBuilder &bb, Location, Value inner, ValueRange) {
-              Value sourceBase = arith::AddIOp::create(
-                  bb, loc, sourceBand, mul(bb, inner, plan.sourceInnerStride));
-              BlockEmitter emitter(bb, loc, plan);
-              emitter.target = target;
-              if (bounce) {
-                emitter.prefetchDestination = false;
-                emitter.emitBlock(source, bandBuffer, sourceBase,
-                                  mul(bb, inner, plan.destInnerStride));
-              } else {
-                Value destBase = arith::AddIOp::create(
-                    bb, loc, destBand, mul(bb, inner, plan.destInnerStride));
-                emitter.emitBlock(source, dest, sourceBase, destBase,
-                                  streaming);
-              }
+            eb, loc, constant(eb, 0), constant(eb, plan.blocksPerBand),
+            constant(eb, 1), ValueRange{},
+            [&](OpBuilder &bb, Location, Value inner, ValueRange) {
+              edgeBlock(bb,
+                        arith::AddIOp::create(
+                            bb, loc, sourceEdge,
+                            mul(bb, inner, plan.sourceInnerStride)),
+                        arith::AddIOp::create(
+                            bb, loc, destEdge,
+                            mul(bb, inner, plan.destInnerStride)),
+                        *plan.bandEdge, dest);
               scf::YieldOp::create(bb, loc);
             });
-        // Edge blocks, masked (regular stores: they write parts of lines).
-        auto edgeBlock = [&](OpBuilder &bb, Value sourceAt, Value destAt,
-                             const BlockConversionPlan::EdgeMasks &masks,
-                             Value into) {
-          BlockEmitter emitter(bb, loc, plan);
-          emitter.target = target;
-          emitter.prefetchDestination = into == dest;
-          emitter.emitBlock(source, into, sourceAt, destAt, Value(), &masks);
-        };
-        auto innerOffset = [&](OpBuilder &bb, Value at, int64_t stride) {
-          return arith::AddIOp::create(bb, loc, at,
-                                       constant(bb, plan.blocksPerBand * stride))
-              .getResult();
-        };
-        // The inner edge block writes the rest of the band's span: into
-        // the buffer too, before it goes out.
-        if (plan.innerEdge)
-          edgeBlock(b, innerOffset(b, sourceBand, plan.sourceInnerStride),
-                    bounce ? constant(b, plan.blocksPerBand *
-                                             plan.destInnerStride)
-                           : innerOffset(b, destBand, plan.destInnerStride),
-                    *plan.innerEdge, bounce ? bandBuffer : dest);
-        if (bounce)
-          copyOut(b, destBand);
-        if (plan.bandEdge) {
-          // The batch's edge band, with its last band.
-          Value last = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::eq, outer,
-              constant(b, plan.bandsPerBatch - 1));
-          auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/false);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(&ifLast.getThenRegion().front());
-          Value sourceEdge = arith::AddIOp::create(
-              b, loc, mul(b, batch, plan.sourceBatchStride),
-              constant(b, plan.bandsPerBatch * plan.sourceBandStride));
-          Value destEdge = arith::AddIOp::create(
-              b, loc, mul(b, batch, plan.destBatchStride),
-              constant(b, plan.bandsPerBatch * plan.destBandStride));
-          scf::ForOp::create(
-              b, loc, constant(b, 0), constant(b, plan.blocksPerBand),
-              constant(b, 1), ValueRange{},
-              [&](OpBuilder &bb, Location, Value inner, ValueRange) {
-                edgeBlock(bb,
-                          arith::AddIOp::create(
-                              bb, loc, sourceEdge,
-                              mul(bb, inner, plan.sourceInnerStride)),
-                          arith::AddIOp::create(
-                              bb, loc, destEdge,
-                              mul(bb, inner, plan.destInnerStride)),
-                          *plan.bandEdge, dest);
-                scf::YieldOp::create(bb, loc);
-              });
-          if (plan.cornerEdge)
-            edgeBlock(b, innerOffset(b, sourceEdge, plan.sourceInnerStride),
-                      innerOffset(b, destEdge, plan.destInnerStride),
-                      *plan.cornerEdge, dest);
+        if (plan.cornerEdge)
+          edgeBlock(eb, innerOffset(eb, sourceEdge, plan.sourceInnerStride),
+                    innerOffset(eb, destEdge, plan.destInnerStride),
+                    *plan.cornerEdge, dest);
+      });
+    }
+    if (!plan.coversDestination())
+      emitGaps(b, loc, plan, *gaps, dest, at.batch, at.outer);
+  };
+  scf::ForOp::create(
+      builder, loc, bandBegin, bandEnd, constant(builder, group), ValueRange{},
+      [&](OpBuilder &b, Location, Value first, ValueRange) {
+        // The group's bands (all but the first only where the range still
+        // has them).
+        SmallVector<Band> bands;
+        SmallVector<Value> present;
+        for (int64_t j = 0; j < group; ++j) {
+          Value band = arith::AddIOp::create(b, loc, first, constant(b, j));
+          bands.push_back(bandAt(b, band));
+          present.push_back(j ? arith::CmpIOp::create(b, loc,
+                                                      arith::CmpIPredicate::ult,
+                                                      band, bandEnd)
+                                    .getResult()
+                              : Value());
         }
-        if (!plan.coversDestination())
-          emitGaps(b, loc, plan, *gaps, dest, batch, outer);
+        scf::ForOp::create(
+            b, loc, constant(b, 0), constant(b, plan.blocksPerBand),
+            constant(b, 1), ValueRange{},
+            [&](OpBuilder &bb, Location, Value inner, ValueRange) {
+              for (int64_t j = 0; j < group; ++j)
+                where(bb, present[j], [&](OpBuilder &jb) {
+                  Value sourceBase = arith::AddIOp::create(
+                      jb, loc, bands[j].source,
+                      mul(jb, inner, plan.sourceInnerStride));
+                  BlockEmitter emitter(jb, loc, plan);
+                  emitter.target = target;
+                  if (bounce) {
+                    emitter.prefetchDestination = false;
+                    emitter.emitBlock(source, bandBuffers[j], sourceBase,
+                                      mul(jb, inner, plan.destInnerStride));
+                    return;
+                  }
+                  Value destBase = arith::AddIOp::create(
+                      jb, loc, bands[j].dest,
+                      mul(jb, inner, plan.destInnerStride));
+                  emitter.emitBlock(source, dest, sourceBase, destBase,
+                                    streaming);
+                });
+              scf::YieldOp::create(bb, loc);
+            });
+        for (int64_t j = 0; j < group; ++j)
+          where(b, present[j], [&](OpBuilder &jb) {
+            finishBand(jb, bands[j], bounce ? bandBuffers[j] : Value());
+          });
         scf::YieldOp::create(b, loc);
       });
   // Non-temporal stores are weakly ordered: make them visible before
   // anything the caller stores next.
   if (streaming || bounce)
     target->emitStreamingFence(builder, loc);
-  if (bounce)
-    memref::DeallocOp::create(builder, loc, bandBuffer);
+  for (Value buffer : bandBuffers)
+    memref::DeallocOp::create(builder, loc, buffer);
 }
 
 bool mlir::microscale::writesBandsThroughBuffer(

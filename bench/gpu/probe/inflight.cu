@@ -3,8 +3,11 @@
 // in flight (ld.global.nc), at `warps` warps per SM; prints GB/s per
 // configuration. The decode matmul's question: how many bytes in flight
 // per SM does the H200 need, and does the load path cap it?
-//   nvcc -O3 -arch=sm_90a inflight.cu -o inflight && ./inflight
+// An argument sets the bytes read per launch in MiB (default 1024): at a
+// weight's size (32 MiB for 8192^2 FP4) the launch and its ramp count.
+//   nvcc -O3 -arch=sm_90a inflight.cu -o inflight && ./inflight [MiB]
 #include <cstdio>
+#include <cstdlib>
 #include <cuda_runtime.h>
 
 template <int U>
@@ -38,24 +41,25 @@ template <int U> float run(const uint4 *in, size_t bytes, int sms, int warpsPerS
   cudaEventCreate(&b);
   readAll<U><<<blocks, threads>>>(in, perWarp, out);
   cudaEventRecord(a);
-  for (int r = 0; r < 10; ++r)
-    readAll<U><<<blocks, threads>>>(in, perWarp, out);
+  for (int r = 0; r < 20; ++r)
+    readAll<U><<<blocks, threads>>>(in + (r % 4) * (bytes / 16), perWarp, out);
   cudaEventRecord(b);
   cudaEventSynchronize(b);
   float ms;
   cudaEventElapsedTime(&ms, a, b);
-  return perWarp * 16.0 * warps * 10 / (ms * 1e-3) / 1e9;
+  return perWarp * 16.0 * warps * 20 / (ms * 1e-3) / 1e9;
 }
 
-int main() {
+int main(int argc, char **argv) {
   int sms;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  const size_t bytes = size_t(1) << 30;
+  const size_t bytes = size_t(argc > 1 ? std::atoi(argv[1]) : 1024) << 20;
   uint4 *in;
   unsigned *out;
-  cudaMalloc(&in, bytes);
+  // Four copies, rotated, so that a small input does not stay in L2.
+  cudaMalloc(&in, 4 * bytes);
   cudaMalloc(&out, 4);
-  cudaMemset(in, 1, bytes);
+  cudaMemset(in, 1, 4 * bytes);
   std::printf("warps/SM, then GB/s at 1 2 4 8 16-byte loads in flight per lane "
               "(KiB in flight per SM)\n");
   for (int w : {8, 16, 24, 32, 48, 64}) {

@@ -47,7 +47,8 @@ constexpr int kStagesPerPhase = 3;
 /// How many blocks ahead the source is prefetched.
 constexpr int64_t kPrefetchBlocks = 2;
 /// The largest band written through a buffer before it streams to the
-/// destination (bounceBands): it must stay in the core's cache.
+/// destination (writesBandsThroughBuffer): it must stay in the core's
+/// cache.
 constexpr int64_t kMaxBounceBytes = int64_t(256) << 10;
 /// Bands through buffers walked together (emitBlockConversion).
 constexpr int64_t kBandsPerGroup = 2;
@@ -1628,11 +1629,11 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
   // bytes, which stays in the cache, and the buffer then goes to the
   // destination as whole lines, streaming where the destination is aligned
   // (checked at run time). Bands through buffers go in groups of
-  // kBandsPerGroup, their blocks
-  // interleaved (block i of each band of the group, then block i + 1):
-  // neighbouring bands read the same source lines and pages (a transpose's
-  // band reads 32 bytes of each of its 2880 rows, the next band the other
-  // 32 bytes of the same lines), so a group walks them once.
+  // kBandsPerGroup, their blocks interleaved (block i of each band of the
+  // group, then block i + 1): neighbouring bands read the same source lines
+  // and pages (a transpose's band reads 32 bytes of each of its 2880 rows,
+  // the next band the other 32 bytes of the same lines), so a group walks
+  // them once.
   const bool bounce = target && target->hasStreamingStores() &&
                       writesBandsThroughBuffer(plan);
   const int64_t group = bounce ? kBandsPerGroup : 1;

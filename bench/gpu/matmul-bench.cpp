@@ -14,10 +14,16 @@
 //    runs in (no host launch cost between kernels). The decode floor: the
 //    FP4 weight and its scales read once at the device-to-device copy
 //    bandwidth measured in the same run.
+//  * the read baseline, where MATMUL_BENCH_READ_CUBIN names the cubin of
+//    read-floor.cu (run-matmul-on-h200.sh builds it): a kernel that only
+//    reads the same weight copies, timed the same two ways (read_us,
+//    read_graph_us): what any kernel reading those bytes takes, launch and
+//    ramp included, which the floor (bytes over the copy bandwidth of
+//    256 MiB) leaves out.
 // Prints one CSV line per case:
-// m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,weight_tb_s,graph_us
-// (weight_tb_s: the weight's and scales' bytes over our time; graph_us -1
-// where the driver has no graph API).
+// m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,weight_tb_s,graph_us,read_us,read_graph_us
+// (weight_tb_s: the weight's and scales' bytes over our time; -1 where the
+// driver has no graph API or no read cubin was given).
 //
 // MoE routing: each token to top-k distinct experts drawn uniformly, or,
 // with MATMUL_BENCH_ROUTING=skewed, with probability proportional to
@@ -121,8 +127,21 @@ int main(int argc, char **argv) {
   driver.free(copyB);
   std::printf("# copy bandwidth %.2f TB/s (read + write)\n", bandwidth / 1e12);
   std::printf("m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,"
-              "weight_tb_s,graph_us\n");
+              "weight_tb_s,graph_us,read_us,read_graph_us\n");
   GraphApi graphs;
+  // The read baseline's kernel: 4 blocks of 8 warps per SM of an H200 (a
+  // contiguous read of 32 MiB was fastest at 32 warps per SM:
+  // probe/inflight.cu).
+  const char *readCubin = std::getenv("MATMUL_BENCH_READ_CUBIN");
+  cuda::Module readModule = nullptr;
+  cuda::Function readKernel = nullptr;
+  cuda::DevicePtr readSink = 0;
+  constexpr unsigned kReadBlocks = 4 * 132, kReadThreads = 256;
+  if (readCubin) {
+    readModule = driver.loadModule(bench::readFile(readCubin));
+    readKernel = driver.getFunction(readModule, "read_floor");
+    readSink = driver.allocate(4);
+  }
 
   std::ifstream cases(dir + "/cases.txt");
   // A case: m k n threads name gridX gridY gridZ experts tokens [entry
@@ -427,9 +446,36 @@ int main(int argc, char **argv) {
       driver.synchronize(stream);
       graphs.destroyExec(exec);
     }
+    // The read baseline on the same copies, the same two ways.
+    float readLaunches = -1, readGraph = -1;
+    if (readKernel) {
+      std::vector<uint64_t> valueUnits(copies), scaleUnits(copies);
+      std::vector<std::vector<void *>> readArgs(copies);
+      for (int c = 0; c < copies; ++c) {
+        valueUnits[c] = values.size() / 16;
+        scaleUnits[c] = scaleCodes.size() / 16;
+        readArgs[c] = {&dv[c], &valueUnits[c], &ds[c], &scaleUnits[c],
+                       &readSink};
+      }
+      auto readRound = [&] {
+        for (int i = 0; i < perRound; ++i)
+          driver.launch(readKernel, kReadBlocks, 1, 1, kReadThreads, 0,
+                        readArgs[i % copies], stream);
+      };
+      readLaunches = bench::medianMs(driver, readRound, 2, 15, stream) /
+                     perRound;
+      if (void *exec = graphs.capture(stream, readRound)) {
+        readGraph = bench::medianMs(
+                        driver, [&] { graphs.launch(exec, stream); }, 2, 15,
+                        stream) /
+                    perRound;
+        driver.synchronize(stream);
+        graphs.destroyExec(exec);
+      }
+    }
     // The decode floor: the weight and its scales read once.
     const double floorUs = (values.size() + scaleCodes.size()) / bandwidth * 1e6;
-    std::printf("%lld,%lld,%lld,%.2f,%.2f,%.2e,%u,%s,%lld,%.2f,%.2f\n",
+    std::printf("%lld,%lld,%lld,%.2f,%.2f,%.2e,%u,%s,%lld,%.2f,%.2f,%.2f,%.2f\n",
                 (long long)m, (long long)k, (long long)n, ours * 1e3, floorUs,
                 relError, block / 32,
                 (dynamicRows ? name + ":" + entry + ":m" + std::to_string(m)
@@ -437,7 +483,9 @@ int main(int argc, char **argv) {
                     .c_str(),
                 (long long)experts,
                 weightBytes / (ours * 1e-3) / 1e12,
-                inGraph > 0 ? inGraph * 1e3 : -1.0);
+                inGraph > 0 ? inGraph * 1e3 : -1.0,
+                readLaunches > 0 ? readLaunches * 1e3 : -1.0,
+                readGraph > 0 ? readGraph * 1e3 : -1.0);
     std::fflush(stdout); // a later hang must not lose the lines so far
     for (int c = 0; c < copies; ++c) {
       driver.free(dv[c]);
@@ -458,6 +506,10 @@ int main(int argc, char **argv) {
       std::printf("CUDA error: %s\n", driver.getError().c_str());
       return 1;
     }
+  }
+  if (readModule) {
+    driver.free(readSink);
+    driver.unloadModule(readModule);
   }
   return failures ? 1 : 0;
 }

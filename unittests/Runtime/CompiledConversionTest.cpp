@@ -436,39 +436,41 @@ TEST_F(Fixture, BlockRouteEdgeBlocksOnNonMultipleShapes) {
 // Bands written through a buffer (writesBandsThroughBuffer): the
 // transposes onto the K-major rows of gpt-oss (1440 bytes apart) and onto
 // rows 96 bytes apart, and the Hopper image onto them, whose own stores
-// cannot stream. The buffer goes out with streaming stores where the
-// destination is 64-byte aligned and with regular ones elsewhere: both,
-// whole and in uneven unit ranges, over a poisoned destination with a
-// guard past its end; and scales into the K-major form (Qwen3's 24 scale
-// rows, gpt-oss's 90).
+// cannot stream; and scales into the K-major form (Qwen3's 24 scale rows,
+// gpt-oss's 90, with an inner edge block). The buffer goes out with
+// streaming stores where the destination is 64-byte aligned and with
+// regular ones elsewhere: both. Each whole and in uneven unit ranges (the
+// bands' pairs cut by the range), over a poisoned destination with a guard
+// past its end.
 TEST_F(Fixture, BandBufferAtEveryDestinationAlignment) {
   unsigned seed = 1500;
   int innerEdges = 0;
   const char *kMajor = "#microscale.strided<major_dim = -2>";
+  const char *hopper = "#microscale.hopper_value<mx_axis = -2, mma_version = 3>";
   struct Case {
     std::vector<int64_t> shape;
-    const char *from;
+    const char *from, *to;
     StoragePart part;
   };
   for (const Case &c :
-       {Case{{2, 2880, 320}, "#microscale.strided", StoragePart::values},
-        Case{{3, 192, 256}, "#microscale.strided", StoragePart::values},
-        Case{{2, 2880, 320},
-             "#microscale.hopper_value<mx_axis = -2, mma_version = 3>",
+       {Case{{2, 2880, 320}, "#microscale.strided", kMajor,
              StoragePart::values},
-        Case{{2, 768, 2048}, "#microscale.strided", StoragePart::scales},
-        // gpt-oss's 90 scale rows: 64 by the band's blocks, the other 26
-        // by its inner edge block, which writes into the buffer too.
-        Case{{2, 2880, 320}, "#microscale.strided", StoragePart::scales},
-        Case{{2, 2880, 320}, "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>",
+        Case{{3, 192, 256}, "#microscale.strided", kMajor, StoragePart::values},
+        Case{{2, 2880, 320}, hopper, kMajor, StoragePart::values},
+        Case{{2, 768, 2048}, "#microscale.strided", kMajor,
+             StoragePart::scales},
+        Case{{2, 2880, 320}, "#microscale.strided", kMajor,
+             StoragePart::scales},
+        Case{{2, 2880, 320},
+             "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>", kMajor,
              StoragePart::scales}}) {
     const bool values = c.part == StoragePart::values;
     QTensorType from =
         values ? type(c.shape, "mxfp4", 1, c.from, "#microscale.strided")
                : type(c.shape, "mxfp4", 1, "#microscale.strided", c.from);
     QTensorType to = values
-                         ? type(c.shape, "mxfp4", 1, kMajor, "#microscale.strided")
-                         : type(c.shape, "mxfp4", 1, "#microscale.strided", kMajor);
+                         ? type(c.shape, "mxfp4", 1, c.to, "#microscale.strided")
+                         : type(c.shape, "mxfp4", 1, "#microscale.strided", c.to);
     auto refFrom = values ? from.buildValueReference() : from.buildScaleReference();
     auto refTo = values ? to.buildValueReference() : to.buildScaleReference();
     auto plan = planBlockConversion(*refFrom, *refTo, /*vectorBytes=*/64,

@@ -148,38 +148,34 @@ func.func @edge_blocks(%src: memref<131072xi8>, %dst: memref<81920xi8>) {
 // A transpose onto rows 96 bytes apart (gpt-oss's 1440, scaled down): the
 // stores are 32-byte runs in 64 rows, half lines that cannot stream, but
 // a band's blocks fill one contiguous range (64 rows): they write a buffer
-// of the band (no destination prefetch), which then goes to the
-// destination as whole vectors, non-temporal where the destination is
-// 64-byte aligned (checked once), then one fence and the buffers freed.
-// Bands go in pairs, block i of both after each other (they read the same
-// source lines); of the 3 bands here, the second pair has one.
+// (no destination prefetch), which then goes to the destination as whole
+// vectors, non-temporal where the destination is 64-byte aligned (checked
+// once), then one fence and the buffer freed. Bands go in pairs, block i
+// of both after each other (they read the same source lines): one buffer
+// of two spans; of the 3 bands here, the second pair has one.
 // CHECK-LABEL: func @band_buffer
 // CHECK-SAME: (%[[SRC:.*]]: memref<18432xi8>, %[[DST:.*]]: memref<18432xi8>)
-// CHECK: %[[BUF0:.*]] = memref.alloc() {alignment = 64 : i64} : memref<6144xi8>
-// CHECK: %[[BUF1:.*]] = memref.alloc() {alignment = 64 : i64} : memref<6144xi8>
+// CHECK: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<12288xi8>
 // CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[DST]]
 // CHECK: %[[R:.*]] = arith.remui %[[P]], %c64
 // CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[R]]
 // CHECK: scf.for %[[FIRST:.*]] = %c0 to %c3 step %c2
-// CHECK: %[[SECOND:.*]] = arith.addi %[[FIRST]], %c1
-// CHECK: %[[HAS_SECOND:.*]] = arith.cmpi ult, %[[SECOND]], %c3
-// CHECK: scf.for
+// CHECK: scf.for %[[INNER:.*]] = %c0 to %c3 step %c1
+// CHECK: %[[LEFT:.*]] = arith.subi %c3, %[[FIRST]]
+// CHECK: %[[BANDS:.*]] = arith.minui %[[LEFT]], %c2
+// CHECK: scf.for %{{.*}} = %c0 to %[[BANDS]] step %c1
 // CHECK-NOT: memref.prefetch %[[DST]]
-// CHECK: vector.store %{{.*}}, %[[BUF0]]{{.*}} : memref<6144xi8>, vector<32xi8>
-// CHECK: scf.if %[[HAS_SECOND]] {
-// CHECK: vector.store %{{.*}}, %[[BUF1]]{{.*}} : memref<6144xi8>, vector<32xi8>
+// CHECK: vector.store %{{.*}}, %[[BUF]]{{.*}} : memref<12288xi8>, vector<32xi8>
+// CHECK: scf.for %{{.*}} = %c0 to %{{.*}} step %c1
 // CHECK: scf.if %[[ALIGNED]] {
-// CHECK: vector.load %[[BUF0]]
+// CHECK: vector.load %[[BUF]]
 // CHECK: vector.store %{{.*}}, %[[DST]][%{{.*}}] {alignment = 64 : i64, nontemporal = true}
 // CHECK: } else {
-// CHECK: vector.load %[[BUF0]]
+// CHECK: vector.load %[[BUF]]
 // CHECK-NOT: nontemporal
 // CHECK: vector.store %{{.*}}, %[[DST]][%{{.*}}] : memref<18432xi8>, vector<64xi8>
-// CHECK: scf.if %[[HAS_SECOND]] {
-// CHECK: vector.load %[[BUF1]]
 // CHECK: llvm.fence seq_cst
-// CHECK: memref.dealloc %[[BUF0]]
-// CHECK: memref.dealloc %[[BUF1]]
+// CHECK: memref.dealloc %[[BUF]]
 func.func @band_buffer(%src: memref<18432xi8>, %dst: memref<18432xi8>) {
   microscale.convert_storage values %src, %dst
       : !microscale.qtensor<192x192, mxfp4, axis = 1>

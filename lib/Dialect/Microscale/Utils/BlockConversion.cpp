@@ -1637,14 +1637,13 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
   const bool bounce = target && target->hasStreamingStores() &&
                       writesBandsThroughBuffer(plan);
   const int64_t group = bounce ? kBandsPerGroup : 1;
-  SmallVector<Value> bandBuffers;
-  Value bounceStreaming;
+  // One buffer for the group's bands, band j's span at j * spanBytes.
+  Value bandBuffer, bounceStreaming;
   if (bounce) {
-    for (int64_t j = 0; j < group; ++j)
-      bandBuffers.push_back(memref::AllocOp::create(
-          builder, loc,
-          MemRefType::get({plan.spanBytes}, builder.getI8Type()),
-          builder.getI64IntegerAttr(64)));
+    bandBuffer = memref::AllocOp::create(
+        builder, loc,
+        MemRefType::get({group * plan.spanBytes}, builder.getI8Type()),
+        builder.getI64IntegerAttr(64));
     Value pointer =
         memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, dest);
     bounceStreaming = arith::CmpIOp::create(
@@ -1652,8 +1651,9 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
         arith::RemUIOp::create(builder, loc, pointer, constant(builder, 64)),
         constant(builder, 0));
   }
-  // The band buffer's bytes to the band's destination range at `destBand`.
-  auto copyOut = [&](OpBuilder &b, Value bandBuffer, Value destBand) {
+  // The band's part of the buffer, from `from`, to the band's destination
+  // range at `destBand`.
+  auto copyOut = [&](OpBuilder &b, Value from, Value destBand) {
     auto vectorType = VectorType::get({plan.vectorBytes}, b.getI8Type());
     auto copy = [&](bool nontemporal) {
       return [&, nontemporal](OpBuilder &cb, Location) {
@@ -1661,8 +1661,9 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
             cb, loc, constant(cb, 0), constant(cb, plan.spanBytes),
             constant(cb, plan.vectorBytes), ValueRange{},
             [&](OpBuilder &lb, Location, Value at, ValueRange) {
-              Value bytes = vector::LoadOp::create(lb, loc, vectorType,
-                                                   bandBuffer, ValueRange{at});
+              Value bytes = vector::LoadOp::create(
+                  lb, loc, vectorType, bandBuffer,
+                  ValueRange{arith::AddIOp::create(lb, loc, from, at)});
               vector::StoreOp::create(
                   lb, loc, bytes, dest,
                   ValueRange{arith::AddIOp::create(lb, loc, destBand, at)},
@@ -1721,16 +1722,16 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
         .getResult();
   };
   // What a band writes after its full blocks: its inner edge block (into
-  // its buffer too, before the buffer goes out), the batch's edge band
-  // with the batch's last band, and the gaps.
-  auto finishBand = [&](OpBuilder &b, const Band &at, Value bandBuffer) {
+  // its part of the buffer too, from `buffered`, before that goes out),
+  // the batch's edge band with the batch's last band, and the gaps.
+  auto finishBand = [&](OpBuilder &b, const Band &at, Value buffered) {
     if (plan.innerEdge)
       edgeBlock(b, innerOffset(b, at.source, plan.sourceInnerStride),
-                bounce ? constant(b, plan.blocksPerBand * plan.destInnerStride)
+                bounce ? innerOffset(b, buffered, plan.destInnerStride)
                        : innerOffset(b, at.dest, plan.destInnerStride),
                 *plan.innerEdge, bounce ? bandBuffer : dest);
     if (bounce)
-      copyOut(b, bandBuffer, at.dest);
+      copyOut(b, buffered, at.dest);
     if (plan.bandEdge) {
       Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          at.outer,
@@ -1765,59 +1766,64 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
     if (!plan.coversDestination())
       emitGaps(b, loc, plan, *gaps, dest, at.batch, at.outer);
   };
+  // `body` for each band j of the group that starts at band `first` (one
+  // loop over the bands the range still has; no loop without groups).
+  auto forEachBand = [&](OpBuilder &b, Value first,
+                         function_ref<void(OpBuilder &, Value, Value)> body) {
+    if (group == 1) {
+      body(b, first, constant(b, 0));
+      return;
+    }
+    Value count = arith::MinUIOp::create(
+        b, loc, constant(b, group), arith::SubIOp::create(b, loc, bandEnd, first));
+    scf::ForOp::create(b, loc, constant(b, 0), count, constant(b, 1),
+                       ValueRange{},
+                       [&](OpBuilder &jb, Location, Value j, ValueRange) {
+                         body(jb, arith::AddIOp::create(jb, loc, first, j), j);
+                         scf::YieldOp::create(jb, loc);
+                       });
+  };
   scf::ForOp::create(
       builder, loc, bandBegin, bandEnd, constant(builder, group), ValueRange{},
       [&](OpBuilder &b, Location, Value first, ValueRange) {
-        // The group's bands (all but the first only where the range still
-        // has them).
-        SmallVector<Band> bands;
-        SmallVector<Value> present;
-        for (int64_t j = 0; j < group; ++j) {
-          Value band = arith::AddIOp::create(b, loc, first, constant(b, j));
-          bands.push_back(bandAt(b, band));
-          present.push_back(j ? arith::CmpIOp::create(b, loc,
-                                                      arith::CmpIPredicate::ult,
-                                                      band, bandEnd)
-                                    .getResult()
-                              : Value());
-        }
+        // Block i of each band of the group, then block i + 1.
         scf::ForOp::create(
             b, loc, constant(b, 0), constant(b, plan.blocksPerBand),
             constant(b, 1), ValueRange{},
             [&](OpBuilder &bb, Location, Value inner, ValueRange) {
-              for (int64_t j = 0; j < group; ++j)
-                where(bb, present[j], [&](OpBuilder &jb) {
-                  Value sourceBase = arith::AddIOp::create(
-                      jb, loc, bands[j].source,
-                      mul(jb, inner, plan.sourceInnerStride));
-                  BlockEmitter emitter(jb, loc, plan);
-                  emitter.target = target;
-                  if (bounce) {
-                    emitter.prefetchDestination = false;
-                    emitter.emitBlock(source, bandBuffers[j], sourceBase,
-                                      mul(jb, inner, plan.destInnerStride));
-                    return;
-                  }
-                  Value destBase = arith::AddIOp::create(
-                      jb, loc, bands[j].dest,
-                      mul(jb, inner, plan.destInnerStride));
-                  emitter.emitBlock(source, dest, sourceBase, destBase,
-                                    streaming);
-                });
+              forEachBand(bb, first, [&](OpBuilder &jb, Value band, Value j) {
+                Band at = bandAt(jb, band);
+                Value sourceBase = arith::AddIOp::create(
+                    jb, loc, at.source, mul(jb, inner, plan.sourceInnerStride));
+                BlockEmitter emitter(jb, loc, plan);
+                emitter.target = target;
+                if (bounce) {
+                  emitter.prefetchDestination = false;
+                  emitter.emitBlock(
+                      source, bandBuffer, sourceBase,
+                      arith::AddIOp::create(
+                          jb, loc, mul(jb, j, plan.spanBytes),
+                          mul(jb, inner, plan.destInnerStride)));
+                  return;
+                }
+                Value destBase = arith::AddIOp::create(
+                    jb, loc, at.dest, mul(jb, inner, plan.destInnerStride));
+                emitter.emitBlock(source, dest, sourceBase, destBase,
+                                  streaming);
+              });
               scf::YieldOp::create(bb, loc);
             });
-        for (int64_t j = 0; j < group; ++j)
-          where(b, present[j], [&](OpBuilder &jb) {
-            finishBand(jb, bands[j], bounce ? bandBuffers[j] : Value());
-          });
+        forEachBand(b, first, [&](OpBuilder &jb, Value band, Value j) {
+          finishBand(jb, bandAt(jb, band), mul(jb, j, plan.spanBytes));
+        });
         scf::YieldOp::create(b, loc);
       });
   // Non-temporal stores are weakly ordered: make them visible before
   // anything the caller stores next.
   if (streaming || bounce)
     target->emitStreamingFence(builder, loc);
-  for (Value buffer : bandBuffers)
-    memref::DeallocOp::create(builder, loc, buffer);
+  if (bandBuffer)
+    memref::DeallocOp::create(builder, loc, bandBuffer);
 }
 
 bool mlir::microscale::writesBandsThroughBuffer(

@@ -433,19 +433,24 @@ int main(int argc, char **argv) {
             2, 15, stream) /
         perRound;
     // The same launches as one CUDA graph, replayed.
-    float inGraph = -1;
-    if (void *exec = graphs.capture(stream, [&] {
-          for (int i = 0; i < perRound; ++i)
-            driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes,
-                          args[i % copies], stream);
-        })) {
-      inGraph = bench::medianMs(
-                    driver, [&] { graphs.launch(exec, stream); }, 2, 15,
-                    stream) /
-                perRound;
+    // A round of launches captured once and replayed: ms per launch, or -1.
+    auto perLaunchInGraph = [&](auto round) -> float {
+      void *exec = graphs.capture(stream, round);
+      if (!exec)
+        return -1;
+      const float ms = bench::medianMs(
+                           driver, [&] { graphs.launch(exec, stream); }, 2, 15,
+                           stream) /
+                       perRound;
       driver.synchronize(stream);
       graphs.destroyExec(exec);
-    }
+      return ms;
+    };
+    const float inGraph = perLaunchInGraph([&] {
+      for (int i = 0; i < perRound; ++i)
+        driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes,
+                      args[i % copies], stream);
+    });
     // The read baseline on the same copies, the same two ways.
     float readLaunches = -1, readGraph = -1;
     if (readKernel) {
@@ -464,14 +469,7 @@ int main(int argc, char **argv) {
       };
       readLaunches = bench::medianMs(driver, readRound, 2, 15, stream) /
                      perRound;
-      if (void *exec = graphs.capture(stream, readRound)) {
-        readGraph = bench::medianMs(
-                        driver, [&] { graphs.launch(exec, stream); }, 2, 15,
-                        stream) /
-                    perRound;
-        driver.synchronize(stream);
-        graphs.destroyExec(exec);
-      }
+      readGraph = perLaunchInGraph(readRound);
     }
     // The decode floor: the weight and its scales read once.
     const double floorUs = (values.size() + scaleCodes.size()) / bandwidth * 1e6;

@@ -1608,20 +1608,23 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
   auto mul = [&](OpBuilder &b, Value x, int64_t y) -> Value {
     return arith::MulIOp::create(b, loc, x, constant(b, y));
   };
+  // Whether `dest` starts on a multiple of `alignment` bytes (i1).
+  auto destAlignedTo = [&](int64_t alignment) -> Value {
+    Value pointer =
+        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, dest);
+    return arith::CmpIOp::create(
+        builder, loc, arith::CmpIPredicate::eq,
+        arith::RemUIOp::create(builder, loc, pointer,
+                               constant(builder, alignment)),
+        constant(builder, 0));
+  };
   // Streaming stores where each block writes one aligned destination range
   // (plans whose blocks write scattered runs measured slower with them:
   // docs/performance.md), when the target has them and the buffer is
   // 16-byte aligned (checked at run time: MOVNTDQ faults otherwise).
   Value streaming;
-  if (plan.streamingAlignment && target && target->hasStreamingStores()) {
-    Value pointer =
-        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, dest);
-    streaming = arith::CmpIOp::create(
-        builder, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(builder, loc, pointer,
-                               constant(builder, plan.streamingAlignment)),
-        constant(builder, 0));
-  }
+  if (plan.streamingAlignment && target && target->hasStreamingStores())
+    streaming = destAlignedTo(plan.streamingAlignment);
   // Bands whose stores cannot stream (runs that are not whole aligned
   // lines: a transpose's 32-byte runs on rows 1440 bytes apart, whose lines
   // are each read before they are written) but whose blocks fill one
@@ -1644,12 +1647,7 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
         builder, loc,
         MemRefType::get({group * plan.spanBytes}, builder.getI8Type()),
         builder.getI64IntegerAttr(64));
-    Value pointer =
-        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, dest);
-    bounceStreaming = arith::CmpIOp::create(
-        builder, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(builder, loc, pointer, constant(builder, 64)),
-        constant(builder, 0));
+    bounceStreaming = destAlignedTo(64);
   }
   // The band's part of the buffer, from `from`, to the band's destination
   // range at `destBand`.
@@ -1695,25 +1693,12 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
                               mul(b, at.outer, plan.destBandStride));
     return at;
   };
-  // `body` where `present` (null: always).
-  auto where = [&](OpBuilder &b, Value present,
-                   function_ref<void(OpBuilder &)> body) {
-    if (!present) {
-      body(b);
-      return;
-    }
-    auto branch = scf::IfOp::create(b, loc, present, /*withElse=*/false);
-    OpBuilder inside = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
-    inside.setInsertionPoint(branch.getThenRegion().front().getTerminator());
-    body(inside);
-  };
   // Edge blocks, masked (regular stores: they write parts of lines).
   auto edgeBlock = [&](OpBuilder &bb, Value sourceAt, Value destAt,
                        const BlockConversionPlan::EdgeMasks &masks,
                        Value into) {
     BlockEmitter emitter(bb, loc, plan);
     emitter.target = target;
-    emitter.prefetchDestination = into == dest;
     emitter.emitBlock(source, into, sourceAt, destAt, Value(), &masks);
   };
   auto innerOffset = [&](OpBuilder &bb, Value at, int64_t stride) {
@@ -1733,35 +1718,37 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
     if (bounce)
       copyOut(b, buffered, at.dest);
     if (plan.bandEdge) {
+      // The batch's edge band, with its last band.
       Value last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                          at.outer,
                                          constant(b, plan.bandsPerBatch - 1));
-      where(b, last, [&](OpBuilder &eb) {
-        Value sourceEdge = arith::AddIOp::create(
-            eb, loc, mul(eb, at.batch, plan.sourceBatchStride),
-            constant(eb, plan.bandsPerBatch * plan.sourceBandStride));
-        Value destEdge = arith::AddIOp::create(
-            eb, loc, mul(eb, at.batch, plan.destBatchStride),
-            constant(eb, plan.bandsPerBatch * plan.destBandStride));
-        scf::ForOp::create(
-            eb, loc, constant(eb, 0), constant(eb, plan.blocksPerBand),
-            constant(eb, 1), ValueRange{},
-            [&](OpBuilder &bb, Location, Value inner, ValueRange) {
-              edgeBlock(bb,
-                        arith::AddIOp::create(
-                            bb, loc, sourceEdge,
-                            mul(bb, inner, plan.sourceInnerStride)),
-                        arith::AddIOp::create(
-                            bb, loc, destEdge,
-                            mul(bb, inner, plan.destInnerStride)),
-                        *plan.bandEdge, dest);
-              scf::YieldOp::create(bb, loc);
-            });
-        if (plan.cornerEdge)
-          edgeBlock(eb, innerOffset(eb, sourceEdge, plan.sourceInnerStride),
-                    innerOffset(eb, destEdge, plan.destInnerStride),
-                    *plan.cornerEdge, dest);
-      });
+      auto ifLast = scf::IfOp::create(b, loc, last, /*withElse=*/false);
+      OpBuilder eb =
+          OpBuilder::atBlockTerminator(&ifLast.getThenRegion().front());
+      Value sourceEdge = arith::AddIOp::create(
+          eb, loc, mul(eb, at.batch, plan.sourceBatchStride),
+          constant(eb, plan.bandsPerBatch * plan.sourceBandStride));
+      Value destEdge = arith::AddIOp::create(
+          eb, loc, mul(eb, at.batch, plan.destBatchStride),
+          constant(eb, plan.bandsPerBatch * plan.destBandStride));
+      scf::ForOp::create(
+          eb, loc, constant(eb, 0), constant(eb, plan.blocksPerBand),
+          constant(eb, 1), ValueRange{},
+          [&](OpBuilder &bb, Location, Value inner, ValueRange) {
+            edgeBlock(bb,
+                      arith::AddIOp::create(
+                          bb, loc, sourceEdge,
+                          mul(bb, inner, plan.sourceInnerStride)),
+                      arith::AddIOp::create(
+                          bb, loc, destEdge,
+                          mul(bb, inner, plan.destInnerStride)),
+                      *plan.bandEdge, dest);
+            scf::YieldOp::create(bb, loc);
+          });
+      if (plan.cornerEdge)
+        edgeBlock(eb, innerOffset(eb, sourceEdge, plan.sourceInnerStride),
+                  innerOffset(eb, destEdge, plan.destInnerStride),
+                  *plan.cornerEdge, dest);
     }
     if (!plan.coversDestination())
       emitGaps(b, loc, plan, *gaps, dest, at.batch, at.outer);
@@ -1814,7 +1801,8 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
               scf::YieldOp::create(bb, loc);
             });
         forEachBand(b, first, [&](OpBuilder &jb, Value band, Value j) {
-          finishBand(jb, bandAt(jb, band), mul(jb, j, plan.spanBytes));
+          finishBand(jb, bandAt(jb, band),
+                     bounce ? mul(jb, j, plan.spanBytes) : Value());
         });
         scf::YieldOp::create(b, loc);
       });

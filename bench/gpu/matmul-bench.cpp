@@ -454,14 +454,11 @@ int main(int argc, char **argv) {
     // The read baseline on the same copies, the same two ways.
     float readLaunches = -1, readGraph = -1;
     if (readKernel) {
-      std::vector<uint64_t> valueUnits(copies), scaleUnits(copies);
+      uint64_t valueUnits = values.size() / 16,
+               scaleUnits = scaleCodes.size() / 16;
       std::vector<std::vector<void *>> readArgs(copies);
-      for (int c = 0; c < copies; ++c) {
-        valueUnits[c] = values.size() / 16;
-        scaleUnits[c] = scaleCodes.size() / 16;
-        readArgs[c] = {&dv[c], &valueUnits[c], &ds[c], &scaleUnits[c],
-                       &readSink};
-      }
+      for (int c = 0; c < copies; ++c)
+        readArgs[c] = {&dv[c], &valueUnits, &ds[c], &scaleUnits, &readSink};
       auto readRound = [&] {
         for (int i = 0; i < perRound; ++i)
           driver.launch(readKernel, kReadBlocks, 1, 1, kReadThreads, 0,

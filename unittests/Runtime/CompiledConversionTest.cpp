@@ -436,15 +436,16 @@ TEST_F(Fixture, BlockRouteEdgeBlocksOnNonMultipleShapes) {
 // Bands written through a buffer (writesBandsThroughBuffer): the
 // transposes onto the K-major rows of gpt-oss (1440 bytes apart) and onto
 // rows 96 bytes apart, and the Hopper image onto them, whose own stores
-// cannot stream; and scales into the K-major form (Qwen3's 24 scale rows,
-// gpt-oss's 90, with an inner edge block). The buffer goes out with
+// cannot stream (one with N = 4000, whose last band is an edge band); and
+// scales into the K-major form (Qwen3's 24 scale rows, gpt-oss's 90, with
+// an inner edge block). The buffer goes out with
 // streaming stores where the destination is 64-byte aligned and with
 // regular ones elsewhere: both. Each whole and in uneven unit ranges (the
 // bands' pairs cut by the range), over a poisoned destination with a guard
 // past its end.
 TEST_F(Fixture, BandBufferAtEveryDestinationAlignment) {
   unsigned seed = 1500;
-  int innerEdges = 0;
+  int innerEdges = 0, bandEdges = 0;
   const char *kMajor = "#microscale.strided<major_dim = -2>";
   const char *hopper = "#microscale.hopper_value<mx_axis = -2, mma_version = 3>";
   struct Case {
@@ -456,6 +457,10 @@ TEST_F(Fixture, BandBufferAtEveryDestinationAlignment) {
        {Case{{2, 2880, 320}, "#microscale.strided", kMajor,
              StoragePart::values},
         Case{{3, 192, 256}, "#microscale.strided", kMajor, StoragePart::values},
+        // N = 4000 = 62.5 bands of 64: the batch's edge band, written
+        // directly, after buffered bands.
+        Case{{1, 2880, 4000}, "#microscale.strided", kMajor,
+             StoragePart::values},
         Case{{2, 2880, 320}, hopper, kMajor, StoragePart::values},
         Case{{2, 768, 2048}, "#microscale.strided", kMajor,
              StoragePart::scales},
@@ -480,11 +485,13 @@ TEST_F(Fixture, BandBufferAtEveryDestinationAlignment) {
     EXPECT_TRUE(writesBandsThroughBuffer(*plan))
         << debugString(from) << " -> " << debugString(to);
     innerEdges += plan->innerEdge.has_value();
+    bandEdges += plan->bandEdge.has_value();
     for (size_t offset : {0, 16, 32})
       check(from, to, c.part, seed++, /*pieces=*/5, lowerWithGapsAtAnySize,
             offset);
   }
   EXPECT_GT(innerEdges, 0);
+  EXPECT_GT(bandEdges, 0);
 }
 
 // Bytes take the block route too (seen as pairs of nibbles that stay

@@ -65,6 +65,17 @@ static void printPlan(const BlockConversionPlan &p) {
                << p.stores[0].runBytes << " B, steps " << p.steps.size()
                << ", streaming " << p.streamingAlignment
                << ", band buffer " << writesBandsThroughBuffer(p) << "\n";
+  // The first access's run offsets on each side (where a block's bytes
+  // lie: rows of the storage, or one range).
+  for (auto *list : {&p.loads, &p.stores}) {
+    llvm::outs() << (list == &p.loads ? "  first load's runs at"
+                                      : "  first store's runs at");
+    for (int64_t o : llvm::ArrayRef(list->front().offsets).take_front(8))
+      llvm::outs() << " " << o;
+    if (list->front().offsets.size() > 8)
+      llvm::outs() << " ...";
+    llvm::outs() << "\n";
+  }
   llvm::outs() << "  strides src " << p.sourceBatchStride << "/"
                << p.sourceBandStride << "/" << p.sourceInnerStride << " dst "
                << p.destBatchStride << "/" << p.destBandStride << "/"

@@ -44,11 +44,13 @@ for name, r in ours.items():
 moe = [(n, r) for n, r in ours.items() if r["experts"] != "0"]
 if moe:
     print()
-    print("| ragged rows | K | N | experts | kernel | split K | ours (us) | weight bytes / time (TB/s) | floor (us) | floor / ours | rel. error |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| ragged rows | K | N | experts | kernel | split K | ours (us) | ours, graph (us) | weight bytes / time (TB/s) | floor (us) | floor / ours | rel. error |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, r in moe:
         o = float(r["ours_us"]); f = float(r["floor_us"])
-        print(f"| {r['m']} | {r['k']} | {r['n']} | {r['experts']} | {name} | {r['split_k']} | {o:.1f} | {r['weight_tb_s']} | {f:.1f} | {f / o:.0%} | {r['rel_error']} |")
+        gr = float(r.get("graph_us", -1))
+        gcol = f"{gr:.1f}" if gr > 0 else "-"
+        print(f"| {r['m']} | {r['k']} | {r['n']} | {r['experts']} | {name} | {r['split_k']} | {o:.1f} | {gcol} | {r['weight_tb_s']} | {f:.1f} | {f / o:.0%} | {r['rel_error']} |")
 PY
 # SASS of the decode-shaped kernel, when this kernel set has it: the
 # instruction mix of the whole kernel.

@@ -482,10 +482,10 @@ elif [ "$mode" = moe-decode ]; then
   done
   emit_hopper_moe 512 2880 5760 32 128
 elif [ "$mode" = moe-decode-kernel ]; then
-  # Decode steps of gpt-oss mlp1 (1, 2 and 4 tokens top-4 of 32 experts) on
+  # Decode steps of gpt-oss mlp1 (1, 2, 4 and 16 tokens top-4 of 32 experts) on
   # the planner's kernel and on the decode kernel (mma.sync, forced by a
   # split of K) at several splits.
-  for tokens in 1 2 4; do
+  for tokens in 1 2 4 16; do
     emit_hopper_moe $((4 * tokens)) 2880 5760 32 $tokens
     for split in 2 4 8; do
       emit_hopper_moe $((4 * tokens)) 2880 5760 32 $tokens "matmul-split-k=$split"

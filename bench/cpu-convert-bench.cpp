@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Runtime/CPU/CompiledConversion.h"
+#include "microscale/Dialect/Microscale/Utils/BandCopy.h"
 #include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
 #include "microscale/Reference/Layout.h"
 
@@ -64,7 +65,8 @@ static void printPlan(const BlockConversionPlan &p) {
                << " x " << p.stores[0].offsets.size() << " runs of "
                << p.stores[0].runBytes << " B, steps " << p.steps.size()
                << ", streaming " << p.streamingAlignment
-               << ", band buffer " << writesBandsThroughBuffer(p) << "\n";
+               << ", band buffer " << writesBandsThroughBuffer(p)
+               << ", band copy pieces " << planBandCopy(p).size() << "\n";
   // The first access's run offsets on each side (where a block's bytes
   // lie: rows of the storage, or one range).
   for (auto *list : {&p.loads, &p.stores}) {

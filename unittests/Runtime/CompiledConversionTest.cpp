@@ -12,6 +12,7 @@
 #include "microscale/Conversion/CPU/HostBlockConversion.h"
 #include "microscale/Conversion/CPU/Passes.h"
 #include "microscale/Dialect/Microscale/Transforms/StorageLowering.h"
+#include "microscale/Dialect/Microscale/Utils/BandCopy.h"
 #include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
 #include "microscale/Reference/Layout.h"
 
@@ -492,6 +493,37 @@ TEST_F(Fixture, BandBufferAtEveryDestinationAlignment) {
   }
   EXPECT_GT(innerEdges, 0);
   EXPECT_GT(bandEdges, 0);
+}
+
+// Conversions that only move bytes (blackwell_value's K rows, padded to
+// 1536 bytes, back into K-major rows) write each band as copies of its
+// source ranges in whole lines (BandCopy.h): rows of 1440 bytes (a line
+// shared by two rows at its middle), 96 bytes (a band of two rows inside
+// two lines), 752 and 368 bytes (four rows a band, lines shared at other
+// places), into destinations at every alignment (streaming at 0, regular
+// stores elsewhere), in uneven unit ranges.
+TEST_F(Fixture, BandCopiesAtEveryDestinationAlignment) {
+  unsigned seed = 1600;
+  size_t mostPieces = 0;
+  const char *kMajor = "#microscale.strided<major_dim = -2>";
+  for (std::vector<int64_t> shape : std::vector<std::vector<int64_t>>{
+           {2, 2880, 320}, {3, 192, 256}, {2, 1504, 200}, {1, 736, 96}}) {
+    QTensorType from = type(shape, "mxfp4", 1, "#microscale.blackwell_value",
+                            "#microscale.strided");
+    QTensorType to = type(shape, "mxfp4", 1, kMajor, "#microscale.strided");
+    auto plan = planBlockConversion(*from.buildValueReference(),
+                                    *to.buildValueReference(),
+                                    /*vectorBytes=*/64, /*minBytesWithGaps=*/0,
+                                    /*minBlockBits=*/0, /*edgeBlocks=*/true);
+    ASSERT_TRUE(plan) << debugString(from);
+    const size_t pieces = planBandCopy(*plan).size();
+    EXPECT_GE(pieces, 2u) << debugString(from);
+    mostPieces = std::max(mostPieces, pieces);
+    for (size_t offset : {0, 16, 32})
+      check(from, to, StoragePart::values, seed++, /*pieces=*/5,
+            lowerWithGapsAtAnySize, offset);
+  }
+  EXPECT_GE(mostPieces, 4u);
 }
 
 // Bytes take the block route too (seen as pairs of nibbles that stay

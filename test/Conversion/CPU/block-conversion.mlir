@@ -184,6 +184,47 @@ func.func @band_buffer(%src: memref<18432xi8>, %dst: memref<18432xi8>) {
   return
 }
 
+// blackwell_value's K rows (96 bytes here, padded to 128) back into the
+// K-major rows of 96 bytes: the blocks would only move bytes, so each band
+// (two rows: 192 bytes, three lines) is written as copies of its two
+// source rows, line by line, the middle line from the end of one row and
+// the start of the next; streaming where the destination is aligned, no
+// buffer, no prefetch.
+// CHECK-LABEL: func @band_copy
+// CHECK-SAME: (%[[SRC:.*]]: memref<32768xi8>, %[[DST:.*]]: memref<24576xi8>)
+// CHECK-NOT: memref.alloc
+// CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[DST]]
+// CHECK: %[[R:.*]] = arith.remui %[[P]], %c64
+// CHECK: %[[ALIGNED:.*]] = arith.cmpi eq, %[[R]]
+// CHECK: scf.for %[[BAND:.*]] = %c0 to %c128 step %c1
+// CHECK: %[[S:.*]] = arith.muli %{{.*}}, %c256
+// CHECK: %[[D:.*]] = arith.muli %{{.*}}, %c192
+// CHECK: scf.if %[[ALIGNED]] {
+// CHECK-NOT: memref.prefetch
+// CHECK: %[[L0:.*]] = vector.load %[[SRC]][%[[S]]] : memref<32768xi8>, vector<64xi8>
+// CHECK: vector.store %[[L0]], %[[DST]][%[[D]]] {alignment = 64 : i64, nontemporal = true}
+// CHECK: %[[A:.*]] = arith.addi %[[S]], %c64
+// CHECK: %[[END:.*]] = vector.load %[[SRC]][%[[A]]] : memref<32768xi8>, vector<32xi8>
+// CHECK: %[[HALF:.*]] = vector.insert_strided_slice %[[END]], %{{.*}} {offsets = [0], strides = [1]}
+// CHECK: %[[B:.*]] = arith.addi %[[S]], %c128
+// CHECK: %[[START:.*]] = vector.load %[[SRC]][%[[B]]] : memref<32768xi8>, vector<32xi8>
+// CHECK: %[[L1:.*]] = vector.insert_strided_slice %[[START]], %[[HALF]] {offsets = [32], strides = [1]}
+// CHECK: vector.store %[[L1]], %[[DST]][%{{.*}}] {alignment = 64 : i64, nontemporal = true}
+// CHECK: %[[C:.*]] = arith.addi %[[S]], %c160
+// CHECK: vector.load %[[SRC]][%[[C]]] : memref<32768xi8>, vector<64xi8>
+// CHECK: } else {
+// CHECK-NOT: nontemporal
+// CHECK: }
+// CHECK: llvm.fence seq_cst
+// CHECK-NOT: memref.dealloc
+func.func @band_copy(%src: memref<32768xi8>, %dst: memref<24576xi8>) {
+  microscale.convert_storage values %src, %dst
+      : !microscale.qtensor<192x256, mxfp4, axis = 0, values = #microscale.blackwell_value>
+     -> !microscale.qtensor<192x256, mxfp4, axis = 0, values = #microscale.strided<major_dim = -2>>,
+        memref<32768xi8>, memref<24576xi8>
+  return
+}
+
 // The same transpose onto rows of 4128 bytes: a band (64 rows) is more
 // than the buffer may hold, so the blocks store to the destination, and
 // each block also prefetches, for writing, the destination lines of a

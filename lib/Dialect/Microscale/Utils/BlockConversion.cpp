@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
 
+#include "microscale/Dialect/Microscale/Utils/BandCopy.h"
 #include "microscale/Reference/BlockBits.h"
 
 #include "microscale/Reference/Layout.h"
@@ -1602,6 +1603,15 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
                                            const GapWriter *gaps) {
   assert((plan.coversDestination() || gaps) &&
          "a plan that leaves destination bytes needs a GapWriter");
+  // Plans whose blocks only move bytes, and cannot stream them: each
+  // band's span as copies of its source ranges, in whole lines
+  // (BandCopy.h).
+  if (target && target->hasStreamingStores()) {
+    SmallVector<BandCopyPiece> pieces = planBandCopy(plan);
+    if (!pieces.empty())
+      return emitBandCopies(builder, loc, plan, pieces, source, dest,
+                            bandBegin, bandEnd, target);
+  }
   auto constant = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };

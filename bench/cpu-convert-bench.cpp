@@ -249,19 +249,6 @@ int main(int argc, char **argv) {
   });
   unsigned threads = threadsOption ? threadsOption.getValue()
                                    : std::max(1u, std::thread::hardware_concurrency());
-  double parallelCopySeconds = bestSeconds(repsOption, [&] {
-    std::vector<std::thread> workers;
-    int64_t chunk = (canonicalBytes + threads - 1) / threads;
-    for (unsigned t = 0; t < threads; ++t)
-      workers.emplace_back([&, t] {
-        int64_t begin = std::min<int64_t>(canonicalBytes, t * chunk);
-        int64_t end = std::min<int64_t>(canonicalBytes, begin + chunk);
-        std::memcpy(dest.data() + begin, source.data() + begin, end - begin);
-      });
-    for (auto &w : workers)
-      w.join();
-  });
-  double copyTime = std::min(copySeconds, parallelCopySeconds);
   // A copy of `bytes` split over the threads, as the conversions run.
   auto parallelCopy = [&](int64_t bytes) {
     std::vector<std::thread> workers;
@@ -275,6 +262,9 @@ int main(int argc, char **argv) {
     for (auto &w : workers)
       w.join();
   };
+  double parallelCopySeconds =
+      bestSeconds(repsOption, [&] { parallelCopy(canonicalBytes); });
+  double copyTime = std::min(copySeconds, parallelCopySeconds);
   llvm::outs() << "shape";
   for (int64_t d : shape)
     llvm::outs() << " " << d;

@@ -6,7 +6,6 @@
 #include "microscale/Dialect/Microscale/Utils/BandCopy.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -19,13 +18,9 @@ namespace {
 constexpr int64_t kLineBytes = 64;
 constexpr int64_t kMaxSpanBytes = int64_t(256) << 10;
 
-/// Source byte (band-relative) of lane `lane` of `access`, or -1 past its
-/// runs.
+/// Byte (block-relative) of lane `lane` of `access`.
 int64_t laneOffset(const BlockConversionPlan::Access &access, int64_t lane) {
-  const int64_t run = lane / access.runBytes;
-  if (run >= static_cast<int64_t>(access.offsets.size()))
-    return -1;
-  return access.offsets[run] + lane % access.runBytes;
+  return access.offsets[lane / access.runBytes] + lane % access.runBytes;
 }
 
 /// A destination line's share of one piece: line bytes [begin, end) from
@@ -60,7 +55,7 @@ mlir::microscale::planBandCopy(const BlockConversionPlan &plan) {
       for (int64_t lane = 0; lane < lanes; ++lane) {
         const int64_t d =
             block * plan.destInnerStride + laneOffset(store, lane);
-        if (d < 0 || d >= plan.spanBytes || from[d] >= 0)
+        if (d >= plan.spanBytes || from[d] >= 0)
           return {};
         from[d] = block * plan.sourceInnerStride + laneOffset(*load, lane);
       }
@@ -80,12 +75,11 @@ mlir::microscale::planBandCopy(const BlockConversionPlan &plan) {
   return pieces;
 }
 
-void mlir::microscale::emitBandCopies(OpBuilder &builder, Location loc,
-                                      const BlockConversionPlan &plan,
-                                      ArrayRef<BandCopyPiece> pieces,
-                                      Value source, Value dest,
-                                      Value bandBegin, Value bandEnd,
-                                      const BlockConversionTarget *target) {
+void mlir::microscale::emitBandCopy(OpBuilder &builder, Location loc,
+                                    ArrayRef<BandCopyPiece> pieces,
+                                    int64_t spanBytes, Value source,
+                                    Value dest, Value sourceBand,
+                                    Value destBand, bool nontemporal) {
   auto constant = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -93,37 +87,31 @@ void mlir::microscale::emitBandCopies(OpBuilder &builder, Location loc,
     return y ? arith::AddIOp::create(b, loc, x, constant(b, y)).getResult()
              : x;
   };
-  auto mul = [&](OpBuilder &b, Value x, int64_t y) -> Value {
-    return arith::MulIOp::create(b, loc, x, constant(b, y));
-  };
-  // The span's lines in order: runs of lines inside one piece (a loop of
-  // single loads), and lines shared by pieces (their parts, one by one).
+  // The span's lines in order: runs of lines inside one piece (one load
+  // each, from the piece's source at `shift` past the line's offset), and
+  // lines shared by pieces (their parts, one by one).
   struct Lines {
-    int64_t first, count;
-    SmallVector<LinePart, 2> parts; // per line of a shared line; else the
-                                    // piece's source at line `first`
+    int64_t first, count, shift;
+    SmallVector<LinePart, 2> parts; // a shared line's; empty otherwise
   };
   SmallVector<Lines> lines;
-  const int64_t numLines = plan.spanBytes / kLineBytes;
   size_t piece = 0;
-  for (int64_t line = 0; line < numLines; ++line) {
+  for (int64_t line = 0; line < spanBytes / kLineBytes; ++line) {
     const int64_t begin = line * kLineBytes, end = begin + kLineBytes;
     while (pieces[piece].destOffset + pieces[piece].bytes <= begin)
       ++piece;
     const BandCopyPiece &p = pieces[piece];
-    const int64_t shift = p.sourceOffset - p.destOffset;
     if (p.destOffset <= begin && p.destOffset + p.bytes >= end) {
-      if (!lines.empty() && lines.back().parts.size() == 1 &&
-          lines.back().first + lines.back().count == line &&
-          lines.back().parts[0].source - lines.back().first * kLineBytes ==
-              shift) {
+      const int64_t shift = p.sourceOffset - p.destOffset;
+      if (!lines.empty() && lines.back().parts.empty() &&
+          lines.back().shift == shift) {
         ++lines.back().count;
         continue;
       }
-      lines.push_back({line, 1, {{0, kLineBytes, begin + shift}}});
+      lines.push_back({line, 1, shift, {}});
       continue;
     }
-    Lines shared{line, 1, {}};
+    Lines shared{line, 1, 0, {}};
     for (size_t q = piece; q < pieces.size() && pieces[q].destOffset < end;
          ++q) {
       const int64_t from = std::max(begin, pieces[q].destOffset);
@@ -137,97 +125,41 @@ void mlir::microscale::emitBandCopies(OpBuilder &builder, Location loc,
   }
 
   auto lineType = VectorType::get({kLineBytes}, builder.getI8Type());
-  Value aligned;
-  if (target && target->hasStreamingStores()) {
-    Value pointer =
-        memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, dest);
-    aligned = arith::CmpIOp::create(
-        builder, loc, arith::CmpIPredicate::eq,
-        arith::RemUIOp::create(builder, loc, pointer,
-                               constant(builder, kLineBytes)),
-        constant(builder, 0));
-  }
-  // One band's span from `sourceBand` to `destBand`.
-  auto copyBand = [&](OpBuilder &b, Value sourceBand, Value destBand,
-                      bool nontemporal) {
-    auto store = [&](OpBuilder &sb, Value bytes, Value at) {
-      vector::StoreOp::create(sb, loc, bytes, dest, ValueRange{at},
-                              nontemporal,
-                              nontemporal ? llvm::MaybeAlign(kLineBytes)
-                                          : llvm::MaybeAlign());
-    };
-    for (const Lines &run : lines) {
-      if (run.parts.size() == 1 && run.parts[0].end - run.parts[0].begin ==
-                                       kLineBytes &&
-          run.count > 1) {
-        const int64_t shift = run.parts[0].source - run.first * kLineBytes;
-        scf::ForOp::create(
-            b, loc, constant(b, run.first * kLineBytes),
-            constant(b, (run.first + run.count) * kLineBytes),
-            constant(b, kLineBytes), ValueRange{},
-            [&](OpBuilder &lb, Location, Value at, ValueRange) {
-              Value bytes = vector::LoadOp::create(
-                  lb, loc, lineType, source,
-                  ValueRange{add(lb, arith::AddIOp::create(lb, loc,
-                                                           sourceBand, at),
-                                 shift)});
-              store(lb, bytes, arith::AddIOp::create(lb, loc, destBand, at));
-              scf::YieldOp::create(lb, loc);
-            });
-        continue;
-      }
-      Value bytes;
-      if (run.parts.size() == 1 &&
-          run.parts[0].end - run.parts[0].begin == kLineBytes) {
-        bytes = vector::LoadOp::create(
-            b, loc, lineType, source,
-            ValueRange{add(b, sourceBand, run.parts[0].source)});
-      } else {
-        bytes = arith::ConstantOp::create(
-            b, loc, lineType,
-            DenseElementsAttr::get(lineType, b.getI8IntegerAttr(0)));
-        for (const LinePart &part : run.parts) {
-          auto partType =
-              VectorType::get({part.end - part.begin}, b.getI8Type());
-          Value piece = vector::LoadOp::create(
-              b, loc, partType, source,
-              ValueRange{add(b, sourceBand, part.source)});
-          bytes = vector::InsertStridedSliceOp::create(
-              b, loc, piece, bytes, ArrayRef<int64_t>{part.begin},
-              ArrayRef<int64_t>{1});
-        }
-      }
-      store(b, bytes, add(b, destBand, run.first * kLineBytes));
-    }
+  auto store = [&](OpBuilder &b, Value bytes, Value at) {
+    vector::StoreOp::create(b, loc, bytes, dest, ValueRange{at}, nontemporal,
+                            nontemporal ? llvm::MaybeAlign(kLineBytes)
+                                        : llvm::MaybeAlign());
   };
-  scf::ForOp::create(
-      builder, loc, bandBegin, bandEnd, constant(builder, 1), ValueRange{},
-      [&](OpBuilder &b, Location, Value band, ValueRange) {
-        Value perBatch = constant(b, plan.bandsPerBatch);
-        Value batch = arith::DivUIOp::create(b, loc, band, perBatch);
-        Value outer = arith::RemUIOp::create(b, loc, band, perBatch);
-        Value sourceBand = arith::AddIOp::create(
-            b, loc, mul(b, batch, plan.sourceBatchStride),
-            mul(b, outer, plan.sourceBandStride));
-        Value destBand = arith::AddIOp::create(
-            b, loc, mul(b, batch, plan.destBatchStride),
-            mul(b, outer, plan.destBandStride));
-        if (!aligned) {
-          copyBand(b, sourceBand, destBand, false);
-        } else {
-          scf::IfOp::create(
-              b, loc, aligned,
-              [&](OpBuilder &tb, Location) {
-                copyBand(tb, sourceBand, destBand, true);
-                scf::YieldOp::create(tb, loc);
-              },
-              [&](OpBuilder &eb, Location) {
-                copyBand(eb, sourceBand, destBand, false);
-                scf::YieldOp::create(eb, loc);
-              });
-        }
-        scf::YieldOp::create(b, loc);
-      });
-  if (aligned)
-    target->emitStreamingFence(builder, loc);
+  for (const Lines &run : lines) {
+    if (run.parts.empty()) {
+      scf::ForOp::create(
+          builder, loc, constant(builder, run.first * kLineBytes),
+          constant(builder, (run.first + run.count) * kLineBytes),
+          constant(builder, kLineBytes), ValueRange{},
+          [&](OpBuilder &lb, Location, Value at, ValueRange) {
+            Value bytes = vector::LoadOp::create(
+                lb, loc, lineType, source,
+                ValueRange{add(
+                    lb, arith::AddIOp::create(lb, loc, sourceBand, at),
+                    run.shift)});
+            store(lb, bytes, arith::AddIOp::create(lb, loc, destBand, at));
+            scf::YieldOp::create(lb, loc);
+          });
+      continue;
+    }
+    Value bytes = arith::ConstantOp::create(
+        builder, loc, lineType,
+        DenseElementsAttr::get(lineType, builder.getI8IntegerAttr(0)));
+    for (const LinePart &part : run.parts) {
+      auto partType =
+          VectorType::get({part.end - part.begin}, builder.getI8Type());
+      Value loaded = vector::LoadOp::create(
+          builder, loc, partType, source,
+          ValueRange{add(builder, sourceBand, part.source)});
+      bytes = vector::InsertStridedSliceOp::create(
+          builder, loc, loaded, bytes, ArrayRef<int64_t>{part.begin},
+          ArrayRef<int64_t>{1});
+    }
+    store(builder, bytes, add(builder, destBand, run.first * kLineBytes));
+  }
 }

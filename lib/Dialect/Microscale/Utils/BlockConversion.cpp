@@ -1603,15 +1603,6 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
                                            const GapWriter *gaps) {
   assert((plan.coversDestination() || gaps) &&
          "a plan that leaves destination bytes needs a GapWriter");
-  // Plans whose blocks only move bytes, and cannot stream them: each
-  // band's span as copies of its source ranges, in whole lines
-  // (BandCopy.h).
-  if (target && target->hasStreamingStores()) {
-    SmallVector<BandCopyPiece> pieces = planBandCopy(plan);
-    if (!pieces.empty())
-      return emitBandCopies(builder, loc, plan, pieces, source, dest,
-                            bandBegin, bandEnd, target);
-  }
   auto constant = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -1628,6 +1619,49 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
                                constant(builder, alignment)),
         constant(builder, 0));
   };
+  // Band `band`'s batch, index within it, and first source and
+  // destination bytes.
+  struct Band {
+    Value batch, outer, source, dest;
+  };
+  auto bandAt = [&](OpBuilder &b, Value band) {
+    Band at;
+    Value perBatch = constant(b, plan.bandsPerBatch);
+    at.batch = arith::DivUIOp::create(b, loc, band, perBatch);
+    at.outer = arith::RemUIOp::create(b, loc, band, perBatch);
+    at.source =
+        arith::AddIOp::create(b, loc, mul(b, at.batch, plan.sourceBatchStride),
+                              mul(b, at.outer, plan.sourceBandStride));
+    at.dest =
+        arith::AddIOp::create(b, loc, mul(b, at.batch, plan.destBatchStride),
+                              mul(b, at.outer, plan.destBandStride));
+    return at;
+  };
+  // Plans whose blocks only move bytes and cannot stream them: each band's
+  // span as copies of its source ranges in whole lines (BandCopy.h),
+  // streaming where the destination is aligned.
+  if (target && target->hasStreamingStores()) {
+    SmallVector<BandCopyPiece> pieces = planBandCopy(plan);
+    if (!pieces.empty()) {
+      Value aligned = destAlignedTo(64);
+      scf::ForOp::create(
+          builder, loc, bandBegin, bandEnd, constant(builder, 1), ValueRange{},
+          [&](OpBuilder &b, Location, Value band, ValueRange) {
+            Band at = bandAt(b, band);
+            auto copy = [&](bool nontemporal) {
+              return [&, nontemporal](OpBuilder &cb, Location) {
+                emitBandCopy(cb, loc, pieces, plan.spanBytes, source, dest,
+                             at.source, at.dest, nontemporal);
+                scf::YieldOp::create(cb, loc);
+              };
+            };
+            scf::IfOp::create(b, loc, aligned, copy(true), copy(false));
+            scf::YieldOp::create(b, loc);
+          });
+      target->emitStreamingFence(builder, loc);
+      return;
+    }
+  }
   // Streaming stores where each block writes one aligned destination range
   // (plans whose blocks write scattered runs measured slower with them:
   // docs/performance.md), when the target has them and the buffer is
@@ -1684,24 +1718,6 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
       };
     };
     scf::IfOp::create(b, loc, bounceStreaming, copy(true), copy(false));
-  };
-  // Band `band`'s batch, index within it, and first source and
-  // destination bytes.
-  struct Band {
-    Value batch, outer, source, dest;
-  };
-  auto bandAt = [&](OpBuilder &b, Value band) {
-    Band at;
-    Value perBatch = constant(b, plan.bandsPerBatch);
-    at.batch = arith::DivUIOp::create(b, loc, band, perBatch);
-    at.outer = arith::RemUIOp::create(b, loc, band, perBatch);
-    at.source =
-        arith::AddIOp::create(b, loc, mul(b, at.batch, plan.sourceBatchStride),
-                              mul(b, at.outer, plan.sourceBandStride));
-    at.dest =
-        arith::AddIOp::create(b, loc, mul(b, at.batch, plan.destBatchStride),
-                              mul(b, at.outer, plan.destBandStride));
-    return at;
   };
   // Edge blocks, masked (regular stores: they write parts of lines).
   auto edgeBlock = [&](OpBuilder &bb, Value sourceAt, Value destAt,

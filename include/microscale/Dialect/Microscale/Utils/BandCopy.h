@@ -42,15 +42,15 @@ inline constexpr int64_t kMaxBandCopyPieces = 16;
 /// whole lines get none (their blocks are a copy already).
 llvm::SmallVector<BandCopyPiece> planBandCopy(const BlockConversionPlan &plan);
 
-/// Emits a loop over bands [bandBegin, bandEnd) of `plan` that writes each
-/// band's span by the copies `pieces` (planBandCopy's), non-temporal where
-/// `dest` is 64-byte aligned (checked at run time) and `target` streams,
-/// then the target's fence.
-void emitBandCopies(OpBuilder &builder, Location loc,
-                    const BlockConversionPlan &plan,
-                    llvm::ArrayRef<BandCopyPiece> pieces, Value source,
-                    Value dest, Value bandBegin, Value bandEnd,
-                    const BlockConversionTarget *target);
+/// Emits one band's span of `spanBytes` bytes, written at `destBand` of
+/// `dest` line by line from `source` at `sourceBand` by the copies `pieces`
+/// (planBandCopy's), with non-temporal stores where `nontemporal` (the
+/// caller checks the alignment and fences). emitBlockConversion runs it
+/// for each band of a plan that has pieces.
+void emitBandCopy(OpBuilder &builder, Location loc,
+                  llvm::ArrayRef<BandCopyPiece> pieces, int64_t spanBytes,
+                  Value source, Value dest, Value sourceBand, Value destBand,
+                  bool nontemporal);
 
 } // namespace mlir::microscale
 

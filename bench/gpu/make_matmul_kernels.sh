@@ -5,7 +5,8 @@
 #   bench/gpu/make_matmul_kernels.sh MX_OPT OUT_DIR [sweep]
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
-# ones; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
+# ones; with "wgmma-ab", the wgmma kernel's default plans on real shapes,
+# dense and MoE (two compilers' folders timed in one call: an A/B); with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -456,8 +457,27 @@ cluster_sweep_cases() {
     emit_hopper 256 $kn 0 0 256 4 0 0 4
   done
 }
+# The wgmma kernel's defaults on real shapes, dense and MoE, with small
+# correctness shapes first: two compilers' folders of these cases, timed in
+# one device call, are an A/B of a change to the kernel.
+wgmma_ab_cases() {
+  emit_hopper 72 160 80
+  emit_hopper 130 416 120
+  emit_hopper_moe 40 512 96 8 10
+  for kn in "2880 5760" "2880 2880" "8192 8192" "1504 1000"; do
+    for m in 64 256 1000 4096; do
+      emit_hopper $m $kn
+    done
+  done
+  emit_hopper_moe 512 2880 5760 32 128
+  emit_hopper_moe 2048 2880 5760 128 512
+  emit_hopper_moe 512 2880 2880 32 128
+  emit_hopper_moe 4000 2880 5760 32 1000
+}
 if [ "$mode" = cluster ]; then
   cluster_cases
+elif [ "$mode" = wgmma-ab ]; then
+  wgmma_ab_cases
 elif [ "$mode" = cluster-sweep ]; then
   cluster_sweep_cases
 elif [ "$mode" = tma ]; then

@@ -39,10 +39,11 @@
 // complete: each waited before it); cp.async: copy chunk i + S - 1 into
 // chunk i - 1's stage; load chunk i + D + 1's weight words (D chunks of
 // words queue in registers); fence, 4 x ct wgmmas on chunk i's decoded A
-// registers, commit, wait for them; decode chunk i + 1's words (after the
-// wait: ptxas serializes the wgmmas otherwise, see the loop); TMA: thread
-// 0 copies chunk i + S - 1 into chunk i - 1's stage here, off the path to
-// its warpgroup's wgmmas. The global scale and the bf16 rounding are
+// registers, commit; decode chunk i + 1's words into a second set of
+// fragments while they run, then wait for them (or, where the plan does not
+// overlap the decode, wait first and decode after); TMA: thread 0 copies
+// chunk i + S - 1 into chunk i - 1's stage here, off the path to its
+// warpgroup's wgmmas. The global scale and the bf16 rounding are
 // applied in the epilogue.
 //
 // Tiling: W warpgroups per block (the block's tokens shared), ct 64-column
@@ -109,6 +110,9 @@ struct WgmmaPlan {
   // The activations by TMA into dynamic shared memory (mbarrier per
   // stage); else by cp.async into static shared memory.
   bool tensorMapCopies;
+  // The next chunk's weight decoded while this chunk's wgmmas run (two
+  // sets of A fragments live), else after waiting for them.
+  bool overlapDecode = false;
 
   int64_t stageWords() const { return stages * stageBytes() / 4; }
   /// Bytes of dynamic shared memory the launch asks for (0: static).
@@ -335,6 +339,22 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
                                  "loaded ahead)";
     w.weightDepth = options.weightStages;
   }
+  // The decode under the wgmmas: where the activations come by TMA (one
+  // thread's copy per chunk). With every thread's cp.async copies, and in
+  // the ragged form's blocks of two 64-column tiles (whose second set of
+  // fragments costs an SM a block), it measured slower
+  // (docs/performance.md, "The next chunk's decode under the wgmmas").
+  // Its second set of fragments must not cost a block per SM: on tiles of
+  // 128 tokens or more, where the estimate above is what ptxas takes
+  // (117-126 registers without the overlap), the registers are capped at
+  // the residency it gives. Smaller tiles take fewer registers than it
+  // says, and capped there they spill.
+  w.overlapDecode = options.decodeOverlap == DecodeOverlap::On ||
+                    (options.decodeOverlap == DecodeOverlap::Chosen &&
+                     w.tensorMapCopies);
+  if (w.overlapDecode && !w.maxRegisters && w.tokens >= 128)
+    w.maxRegisters = std::min<int64_t>(
+        255, chip.registersPerSM / (blocksPerSM * w.threads()) / 8 * 8);
   if (w.stages < 2 || w.stages * w.stageBytes() > shared)
     return op.emitOpError()
            << "the Hopper-layout wgmma matmul needs at least 2 stages of "
@@ -917,12 +937,15 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   carried.append(queue);
   const int64_t queued = w.base.chunkValues() * w.groupTiles;
   const int64_t fragmentCount = 16 * w.groupTiles;
-  // One stage: the wgmmas of a chunk on its decoded A registers, then the
-  // wait for them. Nothing else lies between: with the next chunk's
-  // decode (straight-line or not) between the commit and the wait, ptxas
-  // 13.0 serializes the wgmmas (advisory C7513), which costs more than
-  // the overlap gains; the SM's other warpgroups fill the tensor cores
-  // while this one decodes.
+  // One stage: the wgmmas of a chunk on its decoded A registers, then,
+  // unless the plan overlaps the next chunk's decode with them, the wait
+  // for them. Overlapped, the decode (its vote's branch included) lies
+  // between the commit and the wait, and the wait (inline PTX) takes the
+  // fragments the wgmmas read as operands: live until it, they cannot
+  // share registers with the fragments the decode writes, which ptxas
+  // (13.0) would otherwise answer by serializing every wgmma of the kernel
+  // (advisory C7513: "non wgmma instructions defining input registers of a
+  // wgmma between start and end of the pipeline stage").
   auto wgmmaStage = [&](OpBuilder &sb, Location sl, ArrayRef<Value> start,
                         ValueRange fragments, ArrayRef<Value> descriptors) {
     SmallVector<Value> a(fragments);
@@ -937,7 +960,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         std::copy(updated.begin(), updated.end(), sums.begin() + c * n);
       }
     NVVM::WgmmaGroupSyncAlignedOp::create(sb, sl);
-    NVVM::WgmmaWaitGroupSyncOp::create(sb, sl, 0);
+    if (!w.overlapDecode)
+      NVVM::WgmmaWaitGroupSyncOp::create(sb, sl, 0);
     return sums;
   };
   auto loop = scf::ForOp::create(
@@ -1003,6 +1027,13 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         sums = wgmmaStage(lb, ll, sums, fragments, descriptors);
         SmallVector<Value> decoded = weights.decodeByVote(
             lb, ll, vote(lb, ll, chunkFolds(weights, body, next)), next);
+        if (w.overlapDecode) {
+          std::string constraints;
+          for (size_t f = 0; f < fragments.size(); ++f)
+            constraints += f ? ",r" : "r";
+          inlinePtx(lb, ll, Type(), fragments,
+                    "wgmma.wait_group.sync.aligned 0;", constraints);
+        }
         if (w.tensorMapCopies)
           issueCopies();
         SmallVector<Value> yielded = sums;
@@ -1068,9 +1099,25 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, loc);
   // The weight words queue D chunks deep and move up one slot per chunk:
-  // unrolled D times, the slots' registers stay in place (no moves).
-  if (w.weightDepth > 1)
-    (void)loopUnrollByFactor(loop, w.weightDepth);
+  // unrolled D times, the slots' registers stay in place (no moves). An
+  // overlapped decode's fragments alternate between two sets of registers:
+  // unrolled at least twice, they too stay in place. So must they in the
+  // remainder: a loop of single chunks there, its fragments moved at the
+  // back edge, and ptxas serializes every wgmma of the kernel (C7513). The
+  // remainder is unrolled whole where its trip count is known, else by two
+  // (leaving a loop of at most one chunk, which ptxas takes).
+  const int64_t unroll =
+      w.overlapDecode ? std::max<int64_t>(2, w.weightDepth) : w.weightDepth;
+  if (unroll > 1) {
+    FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(loop, unroll);
+    if (w.overlapDecode && succeeded(unrolled) && unrolled->epilogueLoopOp) {
+      scf::ForOp remainder = *unrolled->epilogueLoopOp;
+      if (remainder.getStaticTripCount())
+        (void)loopUnrollFull(remainder);
+      else if (unroll > 2)
+        (void)loopUnrollByFactor(remainder, 2);
+    }
+  }
   return function;
 }
 

@@ -168,6 +168,9 @@ FailureOr<MixedMatmulOptions> mlir::microscale::getMatmulTiling(Operation *op) {
   unsigned copies = 0;
   reader.choice("activation_copies", {"chosen", "tma", "cp.async"}, copies);
   tiling.activationCopies = static_cast<ActivationCopies>(copies);
+  unsigned overlap = 0;
+  reader.choice("decode_overlap", {"chosen", "on", "off"}, overlap);
+  tiling.decodeOverlap = static_cast<DecodeOverlap>(overlap);
   if (failed(reader.finish()))
     return failure();
   reader.check("max_registers", tiling.maxRegisters, 0, 255);
@@ -248,6 +251,9 @@ struct SetTilingPass
         if (matmulActivationCopies.hasValue())
           entries.push_back(b.getNamedAttr(
               "activation_copies", b.getStringAttr(matmulActivationCopies)));
+        if (matmulDecodeOverlap.hasValue())
+          entries.push_back(b.getNamedAttr(
+              "decode_overlap", b.getStringAttr(matmulDecodeOverlap)));
       } else {
         return;
       }

@@ -28,6 +28,17 @@
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.tiled.mlir %t/tiled
 // RUN: FileCheck %s --check-prefix=TILED-PTX --input-file %t/tiled/microscale_kernels.ptx
 // RUN: %if ptxas %{ %ptxas -v -arch=sm_90a %t/tiled/microscale_kernels.ptx -o %t/tiled.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// The decode's overlap turned off on TMA tiles, and on for cp.async ones,
+// with 3 chunks of words queued (a remainder loop of one chunk, unrolled):
+// neither makes ptxas serialize the wgmmas.
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-activation-copies=tma matmul-decode-overlap=off},microscale-gpu-to-ptx)" > %t.off.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.off.mlir %t/off
+// RUN: FileCheck %s --check-prefix=AFTER-WAIT --input-file %t/off/microscale_kernels.ptx
+// RUN: %if ptxas %{ %ptxas -v -arch=sm_90a %t/off/microscale_kernels.ptx -o %t/off.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-activation-copies=cp.async matmul-decode-overlap=on matmul-weight-stages=3},microscale-gpu-to-ptx)" > %t.on.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.on.mlir %t/on
+// RUN: FileCheck %s --check-prefix=UNDER --input-file %t/on/microscale_kernels.ptx
+// RUN: %if ptxas %{ %ptxas -v -arch=sm_90a %t/on/microscale_kernels.ptx -o %t/on.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // M = 100, K = 160 (two chunks and a half), N = 80 (the image's padding
 // past N): one warpgroup per block (two would leave a single block), two
@@ -76,15 +87,30 @@ func.func @prefill(%a: memref<100x160xbf16>, %v: memref<32768xi8>, %s: memref<76
 // PTX: wgmma.fence.sync.aligned;
 // PTX-COUNT-4: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0;
 // PTX: wgmma.commit_group.sync.aligned;
-// PTX: wgmma.wait_group.sync.aligned 0;
-// The decode of the next chunk after the wait (ptxas serializes the
-// wgmmas otherwise): seed 000's sequence.
+// With TMA the next chunk's decode (seed 000's sequence) runs under the
+// wgmmas, the wait after it.
+// PTX-NOT: wgmma.wait_group
 // PTX: and.b32 {{.*}}, 0x81C081C0;
+// PTX-NOT: wgmma.wait_group
 // PTX: mul.rn.bf16x2
+// PTX: wgmma.wait_group.sync.aligned 0;
+// PTX: wgmma.fence.sync.aligned;
 
 // TILED-PTX: .shared .align 1024 .b8 {{.*}}[16384]
 // TILED-PTX: cp.async.wait_group 0;
 // TILED-PTX-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// With cp.async the planner waits for the wgmmas before the decode.
+// TILED-PTX: wgmma.commit_group.sync.aligned;
+// TILED-PTX-NEXT: wgmma.wait_group.sync.aligned 0;
+
+// AFTER-WAIT: wgmma.commit_group.sync.aligned;
+// AFTER-WAIT-NEXT: wgmma.wait_group.sync.aligned 0;
+
+// UNDER: cp.async.cg.shared.global
+// UNDER: wgmma.commit_group.sync.aligned;
+// UNDER-NOT: wgmma.wait_group
+// UNDER: and.b32 {{.*}}, 0x81C081C0;
+// UNDER: wgmma.wait_group.sync.aligned 0;
 
 // PTXAS-NOT: C7513
 // PTXAS: Used {{[0-9]+}} registers

@@ -57,3 +57,13 @@ func.func @copies(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {activation_copies = "dma"}} : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
   return
 }
+
+// -----
+
+// The wgmma matmul's decode overlap: on, off or chosen.
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @overlap(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<65x16xbf16>) {
+  // expected-error @+1 {{tiling decode_overlap must be "chosen" or "on" or "off"}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {decode_overlap = "yes"}} : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
+  return
+}

@@ -71,6 +71,11 @@ struct HopperDequantizeOptions {
 /// that cannot call MLIR's CUDA runtime to build one).
 enum class ActivationCopies { Chosen, TMA, CpAsync };
 
+/// Whether the wgmma matmul decodes the next chunk's weight while this
+/// chunk's wgmmas run (two sets of A fragments live) or after waiting for
+/// them.
+enum class DecodeOverlap { Chosen, On, Off };
+
 /// The tiling of the mixed_matmul kernel; 0 everywhere is chosen from the
 /// shape and the chip.
 struct MixedMatmulOptions {
@@ -85,6 +90,8 @@ struct MixedMatmulOptions {
   int64_t maxRegisters = 0;     // nvvm.maxnreg (0: the backend chooses)
   /// wgmma kernel: how the activations reach shared memory.
   ActivationCopies activationCopies = ActivationCopies::Chosen;
+  /// wgmma kernel: the next chunk's decode under this chunk's wgmmas.
+  DecodeOverlap decodeOverlap = DecodeOverlap::Chosen;
   /// wgmma kernel: blocks of a thread block cluster that split K, their
   /// sums added in rank order through distributed shared memory (1-8).
   int64_t clusterSplitK = 0;

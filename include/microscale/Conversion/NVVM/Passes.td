@@ -117,6 +117,9 @@ def MicroscaleNVVMOutlineMatmul
     `activation_stages`, `weight_stages`, `max_registers` (0: chosen),
     `activation_copies` (`"chosen"`: TMA for tiles of 128 tokens or more
     where the chip has it, else cp.async; `"tma"`; `"cp.async"`),
+    `decode_overlap` (the wgmma kernel: `"on"` decodes the next chunk's
+    weight while this chunk's wgmmas run, `"off"` after waiting for them,
+    `"chosen"`: on where the activations come by TMA),
     `cluster_split_k` (the wgmma kernel: blocks of a cluster splitting K,
     1 to 8; 0: chosen); a tiling the kernel cannot take is reported at the op
     with what would fit. A `scaled_matmul_storage` left by
@@ -255,6 +258,12 @@ def MicroscaleNVVMSetTiling
            "dynamic shared memory), cp.async (static shared memory; for "
            "host code that cannot call MLIR's CUDA runtime to build the "
            "tensor map) or chosen (TMA for tiles of 128 tokens or more)">,
+    Option<"matmulDecodeOverlap", "matmul-decode-overlap", "std::string",
+           /*default=*/"\"chosen\"",
+           "mixed_matmul, the Hopper-layout wgmma kernel: whether each "
+           "chunk's weight is decoded while the previous chunk's wgmmas run "
+           "(on), after waiting for them (off), or chosen (on where the "
+           "activations come by TMA)">,
     Option<"matmulClusterSplitK", "matmul-cluster-split-k", "int64_t",
            /*default=*/"0",
            "mixed_matmul, the Hopper-layout wgmma kernel: blocks of a "

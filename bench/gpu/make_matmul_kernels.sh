@@ -6,7 +6,7 @@
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
 # ones; with "wgmma-ab", the wgmma kernel's default plans on real shapes,
-# dense and MoE (two compilers' folders timed in one call: an A/B); with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
+# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -156,13 +156,18 @@ hopper_weight() {
 emit_hopper() {
   local m=$1 k=$2 n=$3 split=${4:-0} cols=${5:-0} rows=${6:-0} cwarps=${7:-0}
   local stages=${8:-0} async=${9:-0} csplit=${10:-0} wstages=${11:-0}
+  local extra=${12:-}
   local name="mm_hl_${m}_${k}_${n}_s${split}_c${cols}"
   [ "$rows$cwarps$stages" = 000 ] || name="${name}_w${rows}_b${cwarps}_a${stages}"
   [ "$async" = 1 ] && name="${name}_cp"
   [ "$async" = 2 ] && name="${name}_tma"
   [ "$csplit" = 0 ] || name="${name}_z${csplit}"
   [ "$wstages" = 0 ] || name="${name}_g${wstages}"
-  local options="matmul-split-k=$split matmul-warp-columns=$cols matmul-warp-rows=$rows matmul-column-warps=$cwarps matmul-activation-stages=$stages matmul-cluster-split-k=$csplit matmul-weight-stages=$wstages"
+  # Further set-tiling options, named in the case's tag.
+  local tag
+  tag=$(echo "$extra" | sed -e 's/matmul-//g' -e 's/[^A-Za-z0-9]\+/_/g')
+  [ -z "$tag" ] || name="${name}_${tag}"
+  local options="matmul-split-k=$split matmul-warp-columns=$cols matmul-warp-rows=$rows matmul-column-warps=$cwarps matmul-activation-stages=$stages matmul-cluster-split-k=$csplit matmul-weight-stages=$wstages${extra:+ $extra}"
   [ "$async" = 1 ] && options="$options matmul-activation-copies=cp.async"
   [ "$async" = 2 ] && options="$options matmul-activation-copies=tma"
   local type vbytes sbytes
@@ -474,10 +479,67 @@ wgmma_ab_cases() {
   emit_hopper_moe 512 2880 2880 32 128
   emit_hopper_moe 4000 2880 5760 32 1000
 }
+# The decode under the wgmmas beyond the planner's TMA tiles: TMA forced on
+# the cp.async tiles, the overlap forced on cp.async, and on the MoE tiles
+# (one 64-column tile per warpgroup, or registers capped at 3 blocks).
+overlap_sweep_cases() {
+  for kn in "2880 5760" "2880 2880" "8192 8192" "1504 1000"; do
+    for m in 64 256; do
+      emit_hopper $m $kn
+      emit_hopper $m $kn 0 0 0 0 0 2
+      emit_hopper $m $kn 0 0 0 0 0 0 0 0 "matmul-decode-overlap=on"
+    done
+  done
+  emit_hopper 1000 1504 1000
+  emit_hopper 1000 1504 1000 0 0 0 0 0 2
+  emit_hopper 1000 1504 1000 0 0 0 0 0 0 0 0 "matmul-decode-overlap=on"
+  emit_hopper 1000 1504 1000 0 0 128 8 0 2
+  for kn in "2880 5760" "2880 2880"; do
+    emit_hopper_moe 512 $kn 32 128
+    emit_hopper_moe 512 $kn 32 128 "matmul-decode-overlap=on"
+    emit_hopper_moe 512 $kn 32 128 "matmul-decode-overlap=on matmul-warp-columns=16"
+    emit_hopper_moe 512 $kn 32 128 "matmul-decode-overlap=on matmul-max-registers=168"
+  done
+  emit_hopper_moe 2048 2880 5760 128 512
+  emit_hopper_moe 2048 2880 5760 128 512 "matmul-decode-overlap=on matmul-warp-columns=16"
+  emit_hopper_moe 4000 2880 5760 32 1000
+  emit_hopper_moe 4000 2880 5760 32 1000 "matmul-decode-overlap=on"
+}
+# The planner's plans (default) against the plans before the overlapped
+# decode (tiling decode_overlap = off; cp.async on tiles under 128 tokens,
+# as the planner chose them then), dense and MoE, from one compiler: the
+# A/B of the decode under the wgmmas and of TMA on 64-token tiles.
+planner_ab_cases() {
+  emit_hopper 72 160 80
+  emit_hopper 130 416 120
+  emit_hopper_moe 40 512 96 8 10
+  local kn m base
+  for kn in "2880 5760" "2880 2880" "8192 8192" "1504 1000" "4096 14336"; do
+    for m in 64 256 1000 4096; do
+      emit_hopper $m $kn
+      # The default's token tile, from its wgmma's N.
+      local tokens
+      tokens=$(grep -m1 -oE 'wgmma.mma_async[^ ]*m64n[0-9]+' "$out/mm_hl_${m}_${kn// /_}_s0_c0.ptx" | grep -oE 'n[0-9]+$' | tr -d n)
+      base=0
+      [ -n "$tokens" ] && [ "$tokens" -lt 128 ] && base=1
+      emit_hopper $m $kn 0 0 0 0 0 $base 0 0 "matmul-decode-overlap=off"
+    done
+  done
+  for args in "512 2880 5760 32 128" "2048 2880 5760 128 512" \
+              "512 2880 2880 32 128" "4000 2880 5760 32 1000" \
+              "4000 2880 2880 32 1000"; do
+    emit_hopper_moe $args
+    emit_hopper_moe $args "matmul-decode-overlap=off"
+  done
+}
 if [ "$mode" = cluster ]; then
   cluster_cases
 elif [ "$mode" = wgmma-ab ]; then
   wgmma_ab_cases
+elif [ "$mode" = planner-ab ]; then
+  planner_ab_cases
+elif [ "$mode" = overlap-sweep ]; then
+  overlap_sweep_cases
 elif [ "$mode" = cluster-sweep ]; then
   cluster_sweep_cases
 elif [ "$mode" = tma ]; then

@@ -271,11 +271,12 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   // defaults in the code").
   if (ragged && w.tokens <= 8)
     w.maxRegisters = chip.registersPerSM / (4 * w.threads()) / 8 * 8;
-  // Copies: TMA on tiles of 128 tokens or more where the chip has it (one
+  // Copies: TMA on tiles of 64 tokens or more where the chip has it (one
   // thread's instruction per chunk instead of every thread's 16-byte
-  // copies and their addressing), cp.async on smaller ones, where TMA
-  // measured slower (docs/performance.md, "Measurements behind defaults
-  // in the code").
+  // copies and their addressing, and the decode under the wgmmas below),
+  // cp.async on smaller ones. On 64-token tiles TMA alone measured slower;
+  // with the overlapped decode it ran 3-20% faster, or the same
+  // (docs/performance.md, "The next chunk's decode under the wgmmas").
   // The ragged form gathers its rows, which sm_90's tensor copies cannot.
   if (ragged && options.activationCopies == ActivationCopies::TMA)
     return op.emitOpError()
@@ -286,7 +287,7 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
       !ragged && chip.hasTMA &&
       (options.activationCopies == ActivationCopies::TMA ||
        (options.activationCopies == ActivationCopies::Chosen &&
-        w.tokens >= 128));
+        w.tokens >= 64));
   if (options.activationCopies == ActivationCopies::TMA && !chip.hasTMA)
     return op.emitOpError() << "tiling activation_copies = \"tma\": "
                             << chip.name << " has no TMA";
@@ -340,19 +341,22 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
     w.weightDepth = options.weightStages;
   }
   // The decode under the wgmmas: where the activations come by TMA (one
-  // thread's copy per chunk). With every thread's cp.async copies, and in
-  // the ragged form's blocks of two 64-column tiles (whose second set of
-  // fragments costs an SM a block), it measured slower
-  // (docs/performance.md, "The next chunk's decode under the wgmmas").
-  // Its second set of fragments must not cost a block per SM: on tiles of
-  // 128 tokens or more, where the estimate above is what ptxas takes
-  // (117-126 registers without the overlap), the registers are capped at
-  // the residency it gives. Smaller tiles take fewer registers than it
-  // says, and capped there they spill.
+  // thread's copy per chunk), and on the ragged form's tiles of 128 tokens
+  // or more (prefill), whose chunks are long enough to hide it. With every
+  // thread's cp.async copies on dense tiles, and on the ragged form's
+  // small tiles (whose second set of fragments costs an SM a block), it
+  // measured slower (docs/performance.md, "The next chunk's decode under
+  // the wgmmas").
+  // Its second set of fragments must not cost a block per SM: on the dense
+  // form's tiles of 128 tokens or more, where the estimate above is what
+  // ptxas takes (117-126 registers without the overlap), the registers are
+  // capped at the residency it gives. Smaller tiles take fewer registers
+  // than it says, the ragged form's more (the gather's and the tile map's
+  // addressing), and capped there they spill.
   w.overlapDecode = options.decodeOverlap == DecodeOverlap::On ||
                     (options.decodeOverlap == DecodeOverlap::Chosen &&
-                     w.tensorMapCopies);
-  if (w.overlapDecode && !w.maxRegisters && w.tokens >= 128)
+                     (w.tensorMapCopies || (ragged && w.tokens >= 128)));
+  if (w.overlapDecode && !w.maxRegisters && !ragged && w.tokens >= 128)
     w.maxRegisters = std::min<int64_t>(
         255, chip.registersPerSM / (blocksPerSM * w.threads()) / 8 * 8);
   if (w.stages < 2 || w.stages * w.stageBytes() > shared)

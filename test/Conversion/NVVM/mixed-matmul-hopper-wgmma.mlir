@@ -4,7 +4,7 @@
 // does (the wgmma A fragment from registers); the activations go into
 // 128-byte-swizzled stages read by wgmma descriptors, by TMA
 // (cp.async.bulk.tensor on a tensor map the host code builds, completing on
-// one mbarrier per stage, stages in dynamic shared memory) on tiles of 128
+// one mbarrier per stage, stages in dynamic shared memory) on tiles of 64
 // tokens or more, by cp.async into static shared memory on smaller ones;
 // `matmul-activation-copies` picks either. Its PTX assembles with ptxas for
 // sm_90a, and ptxas does not serialize the wgmmas (advisory C7513). (Host
@@ -19,12 +19,15 @@
 // RUN: mx-opt %t.mlir --convert-nvgpu-to-nvvm --gpu-to-llvm --expand-strided-metadata --finalize-memref-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-index-to-llvm --reconcile-unrealized-casts | FileCheck %s --check-prefix=HOST
 // RUN: FileCheck %s --check-prefix=PTX --input-file %t/microscale_kernels.ptx
 // RUN: %if ptxas %{ %ptxas -v -arch=sm_90a %t/microscale_kernels.ptx -o %t/kernels.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// The planner's choice on 128-token tiles: TMA.
+// The planner's choice on 128-token and 64-token tiles: TMA; on 32-token
+// tiles: cp.async.
 // RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=128},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=TILES128
-// Two warpgroups of two 64-column tiles, 64-token tiles, 2 stages: the
-// planner's choice there is cp.async.
-// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=64 matmul-column-warps=8 matmul-warp-columns=32 matmul-activation-stages=2},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=TILED
-// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=64 matmul-column-warps=8 matmul-warp-columns=32 matmul-activation-stages=2},microscale-gpu-to-ptx)" > %t.tiled.mlir
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=64},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=TILES64
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=32},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=TILES32
+// Two warpgroups of two 64-column tiles, 64-token tiles, 2 stages, by
+// cp.async.
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=64 matmul-column-warps=8 matmul-warp-columns=32 matmul-activation-stages=2 matmul-activation-copies=cp.async},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=TILED
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-warp-rows=64 matmul-column-warps=8 matmul-warp-columns=32 matmul-activation-stages=2 matmul-activation-copies=cp.async},microscale-gpu-to-ptx)" > %t.tiled.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.tiled.mlir %t/tiled
 // RUN: FileCheck %s --check-prefix=TILED-PTX --input-file %t/tiled/microscale_kernels.ptx
 // RUN: %if ptxas %{ %ptxas -v -arch=sm_90a %t/tiled/microscale_kernels.ptx -o %t/tiled.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
@@ -58,6 +61,11 @@
 // HOST: gpu.launch_func {{.*}}@microscale_kernels::@mixed_matmul_wgmma_0 {{.*}}args({{.*}}, %[[MAP]] : !llvm.ptr)
 // HOST-NOT: unrealized_conversion_cast
 // TILES128: nvgpu.tma.create.descriptor %{{.*}} box[%c128, %c64]
+// TILES64: nvgpu.tma.create.descriptor %{{.*}} box[%c64, %c64{{.*}}]
+// TILES32-LABEL: func.func @prefill
+// TILES32-NOT: nvgpu.tma.create.descriptor
+// TILES32: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0
+// TILES32-NOT: dynamic_shared_memory_size
 // TILES128: gpu.launch_func {{.*}}dynamic_shared_memory_size
 // TILED: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0 blocks in (%c1, %c2, %c1{{.*}}) threads in (%c256, %c1{{.*}}, %c1{{.*}})
 // TILED-NOT: dynamic_shared_memory_size

@@ -6,7 +6,7 @@
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
 # ones; with "wgmma-ab", the wgmma kernel's default plans on real shapes,
-# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
+# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -532,10 +532,27 @@ planner_ab_cases() {
     emit_hopper_moe $args "matmul-decode-overlap=off"
   done
 }
+# Larger blocks above a few hundred rows: 256- and 192-token tiles (the
+# weight decoded once per 256 or 192 tokens, one block per SM) and three
+# warpgroups of 128 tokens, against the planner's choice.
+large_tile_sweep_cases() {
+  local kn m
+  for kn in "2880 5760" "2880 2880" "8192 8192" "4096 14336" "1504 1000"; do
+    for m in 1000 4096; do
+      emit_hopper $m $kn
+      emit_hopper $m $kn 0 0 256 4
+      emit_hopper $m $kn 0 0 256 8
+      emit_hopper $m $kn 0 0 192 8
+      emit_hopper $m $kn 0 0 128 12
+    done
+  done
+}
 if [ "$mode" = cluster ]; then
   cluster_cases
 elif [ "$mode" = wgmma-ab ]; then
   wgmma_ab_cases
+elif [ "$mode" = large-tile-sweep ]; then
+  large_tile_sweep_cases
 elif [ "$mode" = planner-ab ]; then
   planner_ab_cases
 elif [ "$mode" = overlap-sweep ]; then

@@ -6,7 +6,7 @@
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
 # ones; with "wgmma-ab", the wgmma kernel's default plans on real shapes,
-# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
+# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "wave-sweep", token tiles and K splits at M = 1000 and 256; with "tile-ab", the planner's tiles above a few hundred rows against 128-token ones; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -547,10 +547,49 @@ large_tile_sweep_cases() {
     done
   done
 }
+# Token tiles against waves: at M = 1000 tiles of 64 to 128 tokens (one
+# or two warpgroups), at M = 256 tiles of 64, 96 and 128 tokens with K
+# split over 1 to 4 blocks of a cluster; the blocks a tile count gives
+# against the SMs' slots for them (a last wave partly empty) is what
+# these measure.
+wave_sweep_cases() {
+  local kn t z
+  for kn in "2880 5760" "2880 2880" "8192 8192" "4096 14336" "1504 1000"; do
+    emit_hopper 1000 $kn
+    for t in 64 80 96 112 128; do
+      emit_hopper 1000 $kn 0 0 $t 4
+      emit_hopper 1000 $kn 0 0 $t 8
+    done
+    emit_hopper 256 $kn
+    for t in 64 96 128; do
+      for z in 1 2 3 4; do
+        emit_hopper 256 $kn 0 0 $t 4 0 0 $z
+      done
+    done
+  done
+}
+# The planner's tiles above a few hundred rows against 128-token tiles as
+# it chose them before (warp_rows = 128 with its warpgroup rule), on the
+# sweep's shapes and three it did not see (Qwen-style 5120 x 13824,
+# DeepSeek-V3 expert 7168 x 2048, M = 3000).
+tile_ab_cases() {
+  local kn m
+  for kn in "2880 5760" "2880 2880" "8192 8192" "4096 14336" "1504 1000" \
+            "5120 13824" "7168 2048"; do
+    for m in 1000 3000 4096; do
+      emit_hopper $m $kn
+      emit_hopper $m $kn 0 0 128
+    done
+  done
+}
 if [ "$mode" = cluster ]; then
   cluster_cases
 elif [ "$mode" = wgmma-ab ]; then
   wgmma_ab_cases
+elif [ "$mode" = tile-ab ]; then
+  tile_ab_cases
+elif [ "$mode" = wave-sweep ]; then
+  wave_sweep_cases
 elif [ "$mode" = large-tile-sweep ]; then
   large_tile_sweep_cases
 elif [ "$mode" = planner-ab ]; then

@@ -206,7 +206,7 @@ INSTANTIATE_TEST_SUITE_P(
         // The activations by cp.async (each thread's 16-byte copies,
         // swizzled by the kernel's own arithmetic), 3 stages, a half last
         // chunk; and by TMA on a small tile (the planner takes TMA from
-        // 128 tokens up).
+        // 64 tokens up).
         Case{90, 224, 120, 4,
              wgmmaTiling(48, 4, 16, 3, ActivationCopies::CpAsync), 0},
         Case{90, 224, 120, 4,
@@ -223,6 +223,13 @@ INSTANTIATE_TEST_SUITE_P(
         // The planner's own split on a part of 8 SMs (16 chunks: up to 4
         // blocks of at least 4 chunks).
         Case{80, 1024, 64, 4, {}, 8},
+        // The planner's wide tiles on a part of 2 SMs: 7 column tiles x 2
+        // token tiles of 256 (the last of 244 tokens), one warpgroup, 7
+        // blocks per SM; a half last chunk.
+        Case{500, 160, 400, 4, {}, 2},
+        // One warpgroup of 128 tokens on a part of 5 SMs (14 blocks: 3 on
+        // the busiest SM, against 2 of twice the work with two).
+        Case{256, 224, 400, 2, {}, 5},
         // Rows known at run time: one compile of six variants (the decode
         // kernel for up to 1, 8 and 16 rows, the wgmma kernel for up to
         // 64, 256 and beyond), the host code's switch picking by M.

@@ -256,6 +256,40 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
       w.columnBlocks() * w.tokenBlocks() * w.experts * w.split <
           (w.split > 1 ? 2 : 1) * smCount)
     w.warpgroups = 1;
+  // Above a few hundred rows (K not split, M known at compile time), the
+  // tile by the work of the busiest SM: ceil(blocks / SMs) blocks of T x
+  // 64 W outputs each (what every SM does at once, other blocks' work
+  // fills its wait). Tiles of up to 256 tokens, one warpgroup (the weight
+  // decoded once per 256 tokens), where that work is no more and every SM
+  // gets at least 4 of their blocks: with fewer, a block's start and end
+  // are not hidden by others' and they measured 13-55% slower. Else one
+  // warpgroup of 128 tokens where its busiest SM has less to do than with
+  // two (on 2880^2 at M = 1000: 184 blocks of two warpgroups, 2 on some
+  // SMs, against 360 of one, 3 on some). Measured in docs/performance.md,
+  // "Tiles by the busiest SM's work".
+  const bool staticRows =
+      !cast<MemRefType>(op.getLhs().getType()).isDynamicDim(0);
+  if (!ragged && staticRows && w.split == 1 && w.tokens >= 128 &&
+      w.groupTiles == 1 && !options.warpRows && !options.columnWarps) {
+    auto busiestWork = [&](int64_t tokens, int64_t warpgroups) {
+      const int64_t blocks = llvm::divideCeil(p.n, 64 * warpgroups) *
+                             llvm::divideCeil(p.m, tokens);
+      return std::make_pair(llvm::divideCeil(blocks, smCount),
+                            llvm::divideCeil(blocks, smCount) * tokens *
+                                warpgroups);
+    };
+    const int64_t wideTiles = llvm::divideCeil(p.m, 256);
+    const int64_t wide = llvm::alignTo(llvm::divideCeil(p.m, wideTiles), 8);
+    const auto [wideRounds, wideWork] = busiestWork(wide, 1);
+    if (wide > w.tokens && wideRounds >= 4 &&
+        wideWork <= busiestWork(w.tokens, w.warpgroups).second) {
+      w.tokens = wide;
+      w.warpgroups = 1;
+    } else if (w.warpgroups == 2 && busiestWork(w.tokens, 1).second <
+                                        busiestWork(w.tokens, 2).second) {
+      w.warpgroups = 1;
+    }
+  }
   if (options.columnWarps) {
     if (options.columnWarps % 4 || options.columnWarps > 16)
       return op.emitOpError() << "tiling column_warps = "

@@ -558,8 +558,7 @@ static LogicalResult outlineRagged(MixedMatmulStorageOp op,
   return success();
 }
 
-/// Whether `op`'s rows are known at run time only (lhs or out).
-static bool hasDynamicRows(MixedMatmulStorageOp op) {
+bool mlir::microscale::hasDynamicRows(MixedMatmulStorageOp op) {
   return cast<MemRefType>(op.getLhs().getType()).isDynamicDim(0) ||
          cast<MemRefType>(op.getOut().getType()).isDynamicDim(0);
 }

@@ -53,6 +53,10 @@ buildHopperWgmmaKernel(MixedMatmulStorageOp op, gpu::GPUModuleOp kernels,
                        int64_t smCount, const MixedMatmulOptions &options,
                        int64_t planRows, ArrayRef<Type> argTypes);
 
+/// Whether `op`'s rows are known at run time only (lhs or out): its
+/// kernels are then variants planned for typical rows of their ranges.
+bool hasDynamicRows(MixedMatmulStorageOp op);
+
 /// The argument types of both Hopper-layout kernels (the rows last where
 /// they are known at run time only).
 SmallVector<Type> getHopperLayoutKernelArguments(MixedMatmulStorageOp op,

@@ -149,6 +149,13 @@ static std::pair<Value, Value> splitChunks(Emitter &e, const WgmmaPlan &w,
                      .getResult()};
 }
 
+/// Tokens per tile of as few tiles of at most `maxTokens` as cover `rows`,
+/// evened out (a multiple of 8: the wgmma's N).
+static int64_t evenTokenTiles(int64_t rows, int64_t maxTokens) {
+  return llvm::alignTo(
+      llvm::divideCeil(rows, llvm::divideCeil(rows, maxTokens)), 8);
+}
+
 static FailureOr<WgmmaPlan>
 planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
                 const nvvm::NVIDIAChip &chip, int64_t smCount,
@@ -189,8 +196,7 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
                 "weight_stages, cluster_split_k and max_registers do)";
   // Tokens: as few 128-token tiles as cover M, evened out (M = 100 takes
   // one tile of 104, not 128 with 28 rows of zeros).
-  const int64_t tokenTiles = llvm::divideCeil(p.m, 128);
-  w.tokens = llvm::alignTo(llvm::divideCeil(p.m, tokenTiles), 8);
+  w.tokens = evenTokenTiles(p.m, 128);
   // An explicit token tile comes first: the split below is chosen for it.
   if (options.warpRows) {
     if (options.warpRows % 8 || options.warpRows < 8 ||
@@ -267,19 +273,17 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   // two (on 2880^2 at M = 1000: 184 blocks of two warpgroups, 2 on some
   // SMs, against 360 of one, 3 on some). Measured in docs/performance.md,
   // "Tiles by the busiest SM's work".
-  const bool staticRows =
-      !cast<MemRefType>(op.getLhs().getType()).isDynamicDim(0);
-  if (!ragged && staticRows && w.split == 1 && w.tokens >= 128 &&
+  if (!ragged && !hasDynamicRows(op) && w.split == 1 && w.tokens >= 128 &&
       w.groupTiles == 1 && !options.warpRows && !options.columnWarps) {
+    // The blocks the busiest SM gets, and their outputs.
     auto busiestWork = [&](int64_t tokens, int64_t warpgroups) {
-      const int64_t blocks = llvm::divideCeil(p.n, 64 * warpgroups) *
-                             llvm::divideCeil(p.m, tokens);
-      return std::make_pair(llvm::divideCeil(blocks, smCount),
-                            llvm::divideCeil(blocks, smCount) * tokens *
-                                warpgroups);
+      const int64_t rounds =
+          llvm::divideCeil(llvm::divideCeil(p.n, 64 * warpgroups) *
+                               llvm::divideCeil(p.m, tokens),
+                           smCount);
+      return std::make_pair(rounds, rounds * tokens * warpgroups);
     };
-    const int64_t wideTiles = llvm::divideCeil(p.m, 256);
-    const int64_t wide = llvm::alignTo(llvm::divideCeil(p.m, wideTiles), 8);
+    const int64_t wide = evenTokenTiles(p.m, 256);
     const auto [wideRounds, wideWork] = busiestWork(wide, 1);
     if (wide > w.tokens && wideRounds >= 4 &&
         wideWork <= busiestWork(w.tokens, w.warpgroups).second) {

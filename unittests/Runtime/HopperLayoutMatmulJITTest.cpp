@@ -86,6 +86,9 @@ struct Case {
   MixedMatmulOptions tiling; // split_k / warp_columns asked for (0: chosen)
   int64_t smCount;          // the part planned for (0: the chip's)
   bool dynamicRows = false; // memref<?xKxbf16>: the variant chosen at run time
+  // With dynamicRows, lhs static (memref<MxKxbf16>) beside the dynamic out:
+  // the kernels still take its rows as the unbounded flat array.
+  bool staticLhs = false;
 };
 
 class HopperLayoutMatmulOnHost : public ::testing::TestWithParam<Case> {};
@@ -99,8 +102,9 @@ TEST_P(HopperLayoutMatmulOnHost, MatchesTheFloat64Product) {
   auto type = dyn_cast_or_null<QTensorType>(parseType(weight, &context));
   ASSERT_TRUE(type) << weight;
   const std::string rows = c.dynamicRows ? "?" : std::to_string(c.m);
-  const std::string lhs =
-      "memref<" + rows + "x" + std::to_string(c.k) + "xbf16>";
+  const std::string lhs = "memref<" +
+                          (c.staticLhs ? std::to_string(c.m) : rows) + "x" +
+                          std::to_string(c.k) + "xbf16>";
   const std::string out =
       "memref<" + rows + "x" + std::to_string(c.n) + "xf32>";
   std::string text =
@@ -237,7 +241,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{16, 96, 48, 8, {}, 0, true}, Case{50, 224, 72, 4, {}, 0, true},
         Case{100, 160, 80, 4, {}, 0, true},
         Case{50, 1024, 72, 4, {}, 8, true},
-        Case{300, 96, 48, 2, {}, 0, true}));
+        Case{300, 96, 48, 2, {}, 0, true},
+        // Lhs rows static, out rows known at run time only: the decode
+        // and wgmma variants.
+        Case{7, 160, 40, 4, {}, 0, true, true},
+        Case{100, 160, 80, 4, {}, 0, true, true}));
 
 } // namespace
 

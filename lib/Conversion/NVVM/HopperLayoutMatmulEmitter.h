@@ -14,6 +14,7 @@
 #define MICROSCALE_LIB_CONVERSION_NVVM_HOPPERLAYOUTMATMULEMITTER_H
 
 #include "HopperWordDecode.h"
+#include "OutlineSupport.h"
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
 
@@ -486,20 +487,8 @@ inline SmallVector<Value> kernelOperands(OpBuilder &builder,
                                          MixedMatmulStorageOp op,
                                          ArrayRef<Type> types) {
   Location loc = op.getLoc();
-  auto flat = [&](Value buffer, Type type) -> Value {
-    Value result = buffer;
-    if (cast<MemRefType>(buffer.getType()).getRank() == 2)
-      result = memref::CollapseShapeOp::create(
-          builder, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
-    auto target = cast<MemRefType>(type);
-    if (cast<MemRefType>(result.getType()).isDynamicDim(0))
-      result = memref::ReinterpretCastOp::create(
-          builder, loc, target, result, /*offset=*/0,
-          /*sizes=*/ArrayRef<int64_t>{target.getShape()[0]},
-          /*strides=*/ArrayRef<int64_t>{1});
-    else if (result.getType() != type)
-      result = memref::CastOp::create(builder, loc, type, result);
-    return result;
+  auto flat = [&](Value buffer, Type type) {
+    return flattenToArgument(builder, loc, buffer, type);
   };
   SmallVector<Value> operands = {
       flat(op.getLhs(), types[0]), flat(op.getRhsValues(), types[1]),

@@ -138,10 +138,12 @@ static LogicalResult checkHopperLayoutMatmul(MixedMatmulStorageOp op,
                   "got "
                << buffer.getType();
   }
-  // Rows known at run time: the kernels index the buffers as row-major.
+  // Rows known at run time: the kernels index the buffers as row-major
+  // (both of them: a static one beside a dynamic one is passed as the
+  // same unbounded flat array).
   for (Value buffer : {op.getLhs(), op.getOut()}) {
     auto type = cast<MemRefType>(buffer.getType());
-    if (type.isDynamicDim(0) && !type.getLayout().isIdentity())
+    if (hasDynamicRows(op) && !type.getLayout().isIdentity())
       return op.emitOpError()
              << "NVIDIA lowering with rows known at run time needs "
                 "row-major lhs and out buffers (identity layout), got "

@@ -1482,20 +1482,8 @@ LogicalResult mlir::microscale::outlineMixedMatmul(
   // walk, experts) of the plan's warps.
   OpBuilder builder(op);
   Emitter host(builder, loc);
-  auto flat = [&](Value buffer, Type type) -> Value {
-    auto memref = cast<MemRefType>(buffer.getType());
-    Value result = buffer;
-    if (memref.getRank() == 2)
-      result = memref::CollapseShapeOp::create(
-          builder, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
-    if (cast<MemRefType>(result.getType()).isDynamicDim(0))
-      result = memref::ReinterpretCastOp::create(
-          builder, loc, cast<MemRefType>(type), result, /*offset=*/0,
-          /*sizes=*/ArrayRef<int64_t>{cast<MemRefType>(type).getShape()[0]},
-          /*strides=*/ArrayRef<int64_t>{1});
-    else if (result.getType() != type)
-      result = memref::CastOp::create(builder, loc, type, result);
-    return result;
+  auto flat = [&](Value buffer, Type type) {
+    return flattenToArgument(builder, loc, buffer, type);
   };
   SmallVector<Value> operands = {flat(op.getLhs(), argTypes[0]),
                                  flat(op.getRhsValues(), argTypes[1]),

@@ -74,6 +74,29 @@ inline Value castToArgument(OpBuilder &builder, Location loc, Value buffer,
   return memref::CastOp::create(builder, loc, cast<MemRefType>(type), buffer);
 }
 
+/// `buffer` (rank 1 or 2) as `type`, a kernel's one-dimensional static
+/// argument: collapsed to one dimension, then reinterpreted where its
+/// extent is known at run time only or differs from the argument's (rows
+/// known at run time are passed as a bound no buffer reaches; a static
+/// buffer beside a dynamic one takes that bound too, which memref.cast
+/// cannot give it), else cast where only the type differs.
+inline Value flattenToArgument(OpBuilder &builder, Location loc, Value buffer,
+                               Type type) {
+  Value result = buffer;
+  if (cast<MemRefType>(buffer.getType()).getRank() == 2)
+    result = memref::CollapseShapeOp::create(
+        builder, loc, buffer, ArrayRef<ReassociationIndices>{{0, 1}});
+  auto target = cast<MemRefType>(type);
+  auto resultType = cast<MemRefType>(result.getType());
+  if (resultType.isDynamicDim(0) ||
+      resultType.getShape()[0] != target.getShape()[0])
+    return memref::ReinterpretCastOp::create(
+        builder, loc, target, result, /*offset=*/0,
+        /*sizes=*/ArrayRef<int64_t>{target.getShape()[0]},
+        /*strides=*/ArrayRef<int64_t>{1});
+  return castToArgument(builder, loc, result, type);
+}
+
 /// The host emulations run block i of `count` as block i * stride mod
 /// `count`: a permutation (stride coprime with the count) that puts
 /// neighbouring blocks far apart, so that a block writing bytes another

@@ -62,6 +62,18 @@ func.func @dynamic_rows_strided(%a: memref<?x64xbf16, strided<[128, 1]>>, %v: me
 
 // -----
 
+// A static lhs beside out rows known at run time is passed as the same
+// unbounded flat array: it needs the row-major layout too (an offset would
+// be lost).
+!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+func.func @static_lhs_offset_beside_dynamic_out(%a: memref<4x64xbf16, strided<[64, 1], offset: 64>>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<?x16xbf16>) {
+  // expected-error @+1 {{NVIDIA lowering with rows known at run time needs row-major lhs and out buffers (identity layout)}}
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<4x64xbf16, strided<[64, 1], offset: 64>>, !w, memref<16384xi8>, memref<256xi8>, memref<?x16xbf16>
+  return
+}
+
+// -----
+
 // Above 64 rows (the wgmma kernel): a token tile wgmma has no shape for.
 !w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
 func.func @prefill_tokens(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<65x16xbf16>) {

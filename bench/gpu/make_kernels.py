@@ -193,9 +193,9 @@ def real_sweep_cases():
 
 def scale_tile_cases():
     """The byte tile kernel on the scale shapes of real models, every pair
-    checked on a 2-expert shape, timed on the full ones beside the kernels
-    the same conversions took before (byte-tile-conversions=0: staged or
-    per-unit), and its threads per block swept on gpt-oss's shape."""
+    checked on a 2-expert shape, timed on the full ones beside the same
+    kernel with its gather on byte reads (byte-tile-word-gather=false), and
+    its threads per block swept on gpt-oss's shape."""
     scales = ["strided:-1", "strided:-2", "hopper_scale:-2:8", "blackwell_scale"]
     pairs = [(a, b) for a in scales for b in scales if a != b]
     out = []
@@ -205,9 +205,10 @@ def scale_tile_cases():
     for shape in ([32, 90, 5760], [32, 90, 2880], [128, 24, 2048], [64, 45, 4000]):
         for a, b in pairs:
             out.append(("scales", shape, a, b, False))
-    for a, b in pairs:
-        out.append(("scales", [32, 90, 5760], a, b, False, 4, "row-major", True,
-                    "byte-tile-conversions=0"))
+    for shape in ([32, 90, 5760], [32, 90, 2880]):
+        for a, b in pairs:
+            out.append(("scales", shape, a, b, False, 4, "row-major", True,
+                        "byte-tile-word-gather=false"))
     for a, b in (("strided:-1", "strided:-2"), ("strided:-2", "hopper_scale:-2:8"),
                  ("hopper_scale:-2:8", "blackwell_scale")):
         for threads in (128, 512):

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <random>
 
 using namespace mlir::microscale;
@@ -54,6 +55,8 @@ TEST(ByteTilePlan, RealScaleShapesEveryPair) {
   int planned = 0, pairs = 0;
   std::string notPlanned;
   int64_t maxPatterns = 0;
+  std::map<std::string, ByteTileGather> gathers;
+  for (bool wordGather : {true, false})
   for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 90, 5760},
                                      {3, 90, 2880},
                                      {4, 24, 2048},
@@ -65,11 +68,19 @@ TEST(ByteTilePlan, RealScaleShapesEveryPair) {
         ++pairs;
         auto from = a.make(shape), to = b.make(shape);
         ASSERT_TRUE(from && to);
-        std::optional<ByteTilePlan> plan = planByteTileConversion(*from, *to);
+        std::optional<ByteTilePlan> plan =
+            planByteTileConversion(*from, *to, 256, wordGather);
         std::string what = std::string(a.name) + " -> " + b.name + " on [" +
                            std::to_string(shape[0]) + ", " +
                            std::to_string(shape[1]) + ", " +
                            std::to_string(shape[2]) + "]";
+        if (plan && wordGather)
+          gathers[what] = plan->kinds[0].gather;
+        if (plan && !wordGather)
+          for (const ByteTilePlan::Kind &kind : plan->kinds)
+            EXPECT_EQ(kind.gather, ByteTileGather::bytes) << what;
+        if (!wordGather)
+          what += " (byte gather)";
         if (!plan) {
           notPlanned += "\n  " + what;
           continue;
@@ -109,6 +120,30 @@ TEST(ByteTilePlan, RealScaleShapesEveryPair) {
       }
   // Every pair, on every shape.
   EXPECT_EQ(planned, pairs) << "not planned:" << notPlanned;
+  // Word reads wherever a chunk's bytes lie in few shared words: a 4 x 4
+  // byte transpose per chunk from the N-contiguous form into Hopper's
+  // (four words), the swizzles and the 90-byte K-contiguous rows two words
+  // per destination word; the transposes between the strided forms stay
+  // on byte reads (each destination byte from its own word).
+  const std::pair<const char *, ByteTileGather> expected[] = {
+      {"strided(-1) -> hopper_scale(-2, 8) on [3, 90, 5760]",
+       ByteTileGather::wordQuads},
+      {"strided(-2) -> hopper_scale(-2, 8) on [3, 90, 5760]",
+       ByteTileGather::wordPairs},
+      {"hopper_scale(-2, 8) -> strided(-2) on [3, 90, 5760]",
+       ByteTileGather::wordPairs},
+      {"hopper_scale(-2, 8) -> blackwell_scale on [3, 90, 2880]",
+       ByteTileGather::wordPairs},
+      {"blackwell_scale -> strided(-2) on [3, 90, 5760]",
+       ByteTileGather::wordPairs},
+      {"strided(-2) -> blackwell_scale on [4, 24, 2048]",
+       ByteTileGather::wordQuads},
+      {"strided(-1) -> strided(-2) on [3, 90, 5760]", ByteTileGather::bytes},
+  };
+  for (auto [what, gather] : expected) {
+    ASSERT_TRUE(gathers.count(what)) << what;
+    EXPECT_EQ(gathers[what], gather) << what;
+  }
   std::printf("%d of %d pairs planned; full tiles use at most %lld gather patterns\n",
               planned, pairs, static_cast<long long>(maxPatterns));
 }

@@ -797,6 +797,7 @@ struct ByteTileOnHost {
   explicit ByteTileOnHost(Fixture &f) : f(f) {}
   Fixture &f;
   int64_t threads = 256;
+  bool wordGather = true;
   unsigned planned = 0, total = 0;
   std::string notPlanned;
 
@@ -811,7 +812,7 @@ struct ByteTileOnHost {
           builder, op.getLoc(), op.getPartAttr(), op.getSource(),
           op.getDest(), ValueRange{}, op.getFromAttr(), op.getToAttr());
       op.erase();
-      emulated = emulateByteTileConversionOnHost(whole, threads);
+      emulated = emulateByteTileConversionOnHost(whole, threads, wordGather);
       return success();
     });
     planned += emulated;
@@ -857,6 +858,24 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostEveryPairOfScaleLayouts) {
           debugString(type({2, 2880, 320}, "mxfp4", 1, "#microscale.strided", b));
       EXPECT_EQ(host.notPlanned.find(pair), std::string::npos) << pair;
     }
+}
+
+// The byte gather (byte-tile-word-gather=false) on the pairs that otherwise
+// take word reads and permutes: both code paths stay checked.
+TEST_F(Fixture, ByteTileGPUKernelOnHostByteGather) {
+  ByteTileOnHost host(*this);
+  host.wordGather = false;
+  unsigned seed = 2200;
+  const char *layouts[] = {"#microscale.strided<major_dim = -2>",
+                           "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>",
+                           "#microscale.blackwell_scale", "#microscale.strided"};
+  for (const char *a : layouts)
+    for (const char *b : layouts)
+      if (a != b)
+        host.check(type({2, 2880, 320}, "mxfp4", 1, "#microscale.strided", a),
+                   type({2, 2880, 320}, "mxfp4", 1, "#microscale.strided", b),
+                   StoragePart::scales, seed++);
+  EXPECT_EQ(host.planned, host.total) << host.notPlanned;
 }
 
 // FP8 values are bytes too: small tensors whose whole K fits a tile.

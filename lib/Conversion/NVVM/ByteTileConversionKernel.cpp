@@ -213,24 +213,53 @@ public:
           ValueRange{e.mul(pattern, width)}, false,
           llvm::MaybeAlign(2 * width)));
     }
+    const ByteTileGather gather = plan.kinds[kind].gather;
     SmallVector<Value> chunkBytes;
-    for (auto [entry, offsets] : llvm::zip(entries, patterns)) {
+    for (size_t chunk = 0; chunk < entries.size(); ++chunk) {
+      Value offsets = patterns[chunk];
       Value gatherBase = arith::IndexCastUIOp::create(
           b, loc, b.getIndexType(),
-          e.band(vector::ExtractOp::create(b, loc, entry, 1), 0xFFFF));
+          e.band(vector::ExtractOp::create(b, loc, entries[chunk], 1),
+                 0xFFFF));
+      auto offset = [&](int64_t i) {
+        return e.add(gatherBase,
+                     arith::IndexCastOp::create(
+                         b, loc, b.getIndexType(),
+                         vector::ExtractOp::create(b, loc, offsets, i)));
+      };
       SmallVector<Value> words;
-      for (int64_t w = 0; w < width / 4; ++w) {
-        Value word;
-        for (int64_t k = 0; k < 4; ++k) {
-          Value p = vector::ExtractOp::create(b, loc, offsets, 4 * w + k);
-          Value at = e.add(gatherBase, arith::IndexCastOp::create(
-                                           b, loc, b.getIndexType(), p));
-          Value byte = arith::ExtUIOp::create(
-              b, loc, i32,
-              memref::LoadOp::create(b, loc, shared, ValueRange{at}));
-          word = k ? e.bor(word, e.shl(byte, 8 * k)) : byte;
+      if (gather == ByteTileGather::bytes) {
+        for (int64_t w = 0; w < width / 4; ++w) {
+          Value word;
+          for (int64_t k = 0; k < 4; ++k) {
+            Value byte = arith::ExtUIOp::create(
+                b, loc, i32,
+                memref::LoadOp::create(b, loc, shared,
+                                       ValueRange{offset(4 * w + k)}));
+            word = k ? e.bor(word, e.shl(byte, 8 * k)) : byte;
+          }
+          words.push_back(word);
         }
-        words.push_back(word);
+      } else {
+        // The slots' words first (all in flight together), then the
+        // permutes.
+        SmallVector<Value> slots;
+        for (int64_t s = 0; s < plan.getReadsPerChunk(plan.kinds[kind]); ++s)
+          slots.push_back(loadSharedWord(shared, offset(s)));
+        auto selector = [&](int64_t i) {
+          return arith::ExtUIOp::create(
+              b, loc, i32, vector::ExtractOp::create(b, loc, offsets, i));
+        };
+        for (int64_t w = 0; w < width / 4; ++w) {
+          if (gather == ByteTileGather::wordPairs) {
+            words.push_back(permute(slots[2 * w], slots[2 * w + 1],
+                                    selector(width / 2 + w)));
+            continue;
+          }
+          Value low = permute(slots[0], slots[1], selector(4 + 3 * w));
+          Value high = permute(slots[2], slots[3], selector(4 + 3 * w + 1));
+          words.push_back(permute(low, high, selector(4 + 3 * w + 2)));
+        }
       }
       chunkBytes.push_back(vector::BitCastOp::create(
           b, loc, VectorType::get({width}, i8),
@@ -252,7 +281,51 @@ public:
     }
   }
 
+  /// Byte permutes as integer operations instead of PTX (the host
+  /// emulation of the kernel).
+  bool onHost = false;
+
 private:
+  /// The 4-byte-aligned word of shared memory at byte `at`.
+  Value loadSharedWord(Value shared, Value at) {
+    Value bytes = vector::LoadOp::create(
+        b, loc, VectorType::get({4}, b.getI8Type()), shared, ValueRange{at},
+        false, llvm::MaybeAlign(4));
+    return vector::ExtractOp::create(
+        b, loc,
+        vector::BitCastOp::create(
+            b, loc, VectorType::get({1}, b.getI32Type()), bytes),
+        0);
+  }
+
+  /// prmt.b32 with a selector known only at run time (from the pattern
+  /// table): bytes of x then y, nibbles 0-7.
+  Value permute(Value x, Value y, Value selector) {
+    if (onHost) {
+      Value result = e.i32(0);
+      for (int k = 0; k < 4; ++k) {
+        Value pick = e.band(e.shr(selector, 4 * k), 7);
+        Value fromY = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                            pick, e.i32(4));
+        Value source = arith::SelectOp::create(b, loc, fromY, y, x);
+        Value shift = e.mul(e.band(pick, 3), e.i32(8));
+        Value byte =
+            e.band(arith::ShRUIOp::create(b, loc, source, shift), 0xFF);
+        result = e.bor(result, e.shl(byte, 8 * k));
+      }
+      return result;
+    }
+    return LLVM::InlineAsmOp::create(
+               b, loc, b.getI32Type(), ValueRange{x, y, selector},
+               "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r",
+               /*has_side_effects=*/false, /*is_align_stack=*/false,
+               LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(b.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               ArrayAttr())
+        .getResult(0);
+  }
+
   /// Chunk thread + step * threads of `count`, and the condition that it
   /// exists (null where every thread's does).
   std::pair<Value, Value> chunkOf(Value thread, int64_t step, int64_t count) {
@@ -288,7 +361,7 @@ private:
 /// the op's), or nothing.
 std::optional<ByteTilePlan> planFor(ConvertStorageOp op,
                                     const StorageConversion &conversion,
-                                    int64_t threads) {
+                                    int64_t threads, bool wordGather) {
   if (!op.getUnitRange().empty())
     return std::nullopt;
   if (conversion.bits != 8)
@@ -296,18 +369,20 @@ std::optional<ByteTilePlan> planFor(ConvertStorageOp op,
   std::unique_ptr<::microscale::ref::Layout> from, to;
   if (!conversion.buildReferences(from, to))
     return std::nullopt;
-  return planByteTileConversion(*from, *to, threads);
+  return planByteTileConversion(*from, *to, threads, wordGather);
 }
 } // namespace
 
 bool mlir::microscale::outlineByteTileConversion(ConvertStorageOp op,
                                                  gpu::GPUModuleOp kernels,
                                                  unsigned index,
-                                                 int64_t threads) {
+                                                 int64_t threads,
+                                                 bool wordGather) {
   if (threads % 32 || threads <= 0)
     return false;
   StorageConversion conversion(op);
-  std::optional<ByteTilePlan> plan = planFor(op, conversion, threads);
+  std::optional<ByteTilePlan> plan =
+      planFor(op, conversion, threads, wordGather);
   if (!plan)
     return false;
   MLIRContext *context = op.getContext();
@@ -361,9 +436,10 @@ bool mlir::microscale::outlineByteTileConversion(ConvertStorageOp op,
 }
 
 bool mlir::microscale::emulateByteTileConversionOnHost(ConvertStorageOp op,
-                                                       int64_t threads) {
+                                                       int64_t threads,
+                                                       bool wordGather) {
   std::optional<ByteTilePlan> plan =
-      planFor(op, StorageConversion(op), threads);
+      planFor(op, StorageConversion(op), threads, wordGather);
   if (!plan)
     return false;
   // Outside a pass nothing has loaded the dialects the emulation builds.
@@ -400,6 +476,7 @@ bool mlir::microscale::emulateByteTileConversionOnHost(ConvertStorageOp op,
                             ValueRange{fill.getInductionVar()});
   }
   ByteTileEmitter emitter(builder, loc, *plan, tables, values);
+  emitter.onHost = true;
   Value sourceBase = emitter.sourceBase(tile);
   Value destBase = emitter.destBase(tile);
   emitter.forKind(tile, [&](int kind) {

@@ -182,7 +182,8 @@ struct OutlineConversionsPass
       op->removeAttr(kTilingAttrName);
       unsigned index = getNextKernelIndex(kernels);
       if (tiling->staged && tiling->byteTiles &&
-          outlineByteTileConversion(op, kernels, index, tiling->blockSize))
+          outlineByteTileConversion(op, kernels, index, tiling->blockSize,
+                                    tiling->wordGather))
         continue;
       if (tiling->staged &&
           outlineTiledConversion(op, kernels, index, tiling->tilesPerBlock))

@@ -113,6 +113,7 @@ FailureOr<ConversionTiling> mlir::microscale::getConversionTiling(Operation *op)
   unsigned traversal = 0;
   reader.boolean("staged", tiling.staged);
   reader.boolean("byte_tiles", tiling.byteTiles);
+  reader.boolean("word_gather", tiling.wordGather);
   reader.integer("tiles_per_block", tiling.tilesPerBlock);
   reader.integer("block_size", tiling.blockSize);
   reader.integer("units_per_thread", tiling.unitsPerThread);
@@ -218,6 +219,7 @@ struct SetTilingPass
       if (isa<ConvertStorageOp>(op)) {
         boolean("staged", stageConversions);
         boolean("byte_tiles", byteTileConversions);
+        boolean("word_gather", byteTileWordGather);
         integer("tiles_per_block", conversionTilesPerBlock);
         integer("block_size", blockSize);
         integer("units_per_thread", unitsPerThread);

@@ -1,12 +1,14 @@
 // The byte tile kernel's PTX assembles with ptxas for sm_90a and sm_100a:
-// a full and an edge kind, padded shared rows with 4-byte stores.
+// a full and an edge kind, padded shared rows with 4-byte stores, the
+// gather on byte reads (byte-tile-word-gather=false; the word gathers:
+// byte-tile-word-gather-ptxas.mlir).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: mx-opt %s --microscale-gpu-to-ptx > %t/hopper.mlir
+// RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{byte-tile-word-gather=false},microscale-gpu-to-ptx)' > %t/hopper.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t/hopper.mlir %t/hopper
 // RUN: FileCheck %s --input-file %t/hopper/microscale_kernels.ptx
 // RUN: %ptxas -arch=sm_90a %t/hopper/microscale_kernels.ptx -o %t/hopper.cubin
-// RUN: mx-opt %s --microscale-gpu-to-ptx="chip=sm_100a" > %t/blackwell.mlir
+// RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{byte-tile-word-gather=false},microscale-gpu-to-ptx{chip=sm_100a})' > %t/blackwell.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t/blackwell.mlir %t/blackwell
 // RUN: %ptxas -arch=sm_100a %t/blackwell/microscale_kernels.ptx -o %t/blackwell.cubin
 // CHECK: .entry convert_storage_0

@@ -1,6 +1,7 @@
 // RUN: mx-opt %s --split-input-file --microscale-nvvm-outline-kernels | FileCheck %s
 // RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{byte-tile-conversions=false},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=OFF
 // RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{block-size=128},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=T128
+// RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{byte-tile-word-gather=false},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=BYTES
 // The lowered conversions allocate nothing: shared memory is the only
 // scratch.
 // RUN: mx-opt %s --split-input-file --microscale-nvvm-outline-kernels | FileCheck %s --check-prefix=NOALLOC
@@ -13,8 +14,11 @@
 // its own, which also writes the Hopper image's padding (columns 320-511). Phase 1:
 // the source chunks into shared memory, 16-byte loads, the shared rows
 // padded against bank conflicts (4-byte stores); phase 2: per destination
-// chunk one table entry (offset, gather base | pattern), 16 shared bytes,
-// one 16-byte store.
+// chunk one table entry (offset, gather base | pattern), the pattern (slot
+// offsets and permute selectors), then its 16 bytes, which lie in 4 shared
+// words (a 4 x 4 byte transpose): 4 word reads and 3 permutes per
+// destination word (16 byte reads with byte-tile-word-gather=false), one
+// 16-byte store.
 !s = !microscale.qtensor<2x2880x320, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -1>>
 !h = !microscale.qtensor<2x2880x320, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
 // CHECK-LABEL: func.func @to_hopper_scale
@@ -30,7 +34,10 @@
 // CHECK: gpu.barrier
 // CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<{{[0-9]+}}xi32>, vector<2xi32>
 // CHECK: vector.load %{{.*}} {alignment = 32 : i64} : memref<{{[0-9]+}}xi16>, vector<16xi16>
-// CHECK-COUNT-16: memref.load %[[S]]
+// CHECK-COUNT-4: vector.load %[[S]][%{{.*}}] {alignment = 4 : i64} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// CHECK-NOT: memref.load %[[S]]
+// CHECK-COUNT-12: llvm.inline_asm asm_dialect = att "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r"
+// CHECK-NOT: memref.load %[[S]]
 // CHECK: vector.store %{{.*}}, %arg1[%{{.*}}] {alignment = 16 : i64} : memref<92160xi8>, vector<16xi8>
 // CHECK: } else {
 // CHECK: gpu.barrier
@@ -38,6 +45,12 @@
 // OFF-LABEL: func.func @to_hopper_scale
 // OFF-NOT: gather_patterns
 // OFF: gpu.return
+// BYTES-LABEL: func.func @to_hopper_scale
+// BYTES: gpu.barrier
+// BYTES: vector.load %{{.*}} {alignment = 32 : i64} : memref<{{[0-9]+}}xi16>, vector<16xi16>
+// BYTES-COUNT-16: memref.load %{{.*}} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>
+// BYTES-NOT: prmt
+// BYTES: gpu.return
 // T128-LABEL: func.func @to_hopper_scale
 // T128: threads in (%c128, %c1, %c1)
 func.func @to_hopper_scale(%src: memref<57600xi8>, %dst: memref<92160xi8>) {

@@ -36,6 +36,9 @@ struct ConversionTiling {
   /// 8-bit elements (scales): the whole-axis byte tile kernel where it
   /// applies (ByteTileConversion.h), before the staged kernel.
   bool byteTiles = true;
+  /// Byte tile kernel: word reads and byte permutes where a destination
+  /// chunk's bytes lie in a few shared words (ByteTileGather).
+  bool wordGather = true;
   /// Staged kernel: tiles a block converts one after the other, their loads
   /// issued together (1, 2, 4 or 8).
   int64_t tilesPerBlock = 1;

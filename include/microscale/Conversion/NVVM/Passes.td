@@ -214,6 +214,12 @@ def MicroscaleNVVMSetTiling
            /*default=*/"true",
            "Conversions of 8-bit elements (scales): the whole-axis byte tile "
            "kernel where it applies (false: the staged or per-unit kernel)">,
+    Option<"byteTileWordGather", "byte-tile-word-gather", "bool",
+           /*default=*/"true",
+           "Byte tile kernel: build destination chunks whose bytes lie in "
+           "a few shared words from word reads and byte permutes "
+           "(prmt.b32) instead of one read per byte (false: byte reads "
+           "everywhere)">,
     Option<"matmulSplitK", "matmul-split-k", "int64_t", /*default=*/"0",
            "mixed_matmul: warps per block that split K (at most 32 and "
            "the K chunks; dividing them when staged or unrolled; 0: chosen "

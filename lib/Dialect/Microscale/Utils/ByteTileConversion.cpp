@@ -96,23 +96,101 @@ int64_t commonAlignment(std::initializer_list<int64_t> values) {
   return a;
 }
 
+/// One kind's gather: its mode; for each chunk the loaded position each of
+/// its reads takes (a byte, or for the word gathers the first byte of a
+/// word; -1: the zero byte); for each destination byte the read it takes
+/// and its byte within that read.
+struct KindGather {
+  ByteTileGather mode = ByteTileGather::bytes;
+  int64_t readsPerChunk = 0;
+  std::vector<int64_t> reads;
+  std::vector<int8_t> readOfByte, byteInRead;
+};
+
+/// The cheapest gather `loadedOf` (a kind's loaded byte per destination
+/// byte, chunks of `w`) allows: four word reads per chunk where every chunk
+/// lies in at most four shared words, two per destination word where every
+/// destination word lies in at most two, else a read per byte. Word
+/// membership is that of the loaded bytes: the shared padding keeps words
+/// whole (its period and size are multiples of 4).
+KindGather chooseGather(const std::vector<int64_t> &loadedOf, int64_t w,
+                        bool wordGather) {
+  const int64_t chunks = static_cast<int64_t>(loadedOf.size()) / w;
+  auto wordOf = [&](int64_t byte) {
+    const int64_t loaded = loadedOf[byte];
+    return loaded < 0 ? int64_t(-1) : loaded / 4;
+  };
+  // The distinct words of bytes [first, first + count), in order.
+  auto distinctWords = [&](int64_t first, int64_t count) {
+    llvm::SmallVector<int64_t, 16> words;
+    for (int64_t k = first; k < first + count; ++k)
+      if (!llvm::is_contained(words, wordOf(k)))
+        words.push_back(wordOf(k));
+    return words;
+  };
+  bool quads = wordGather && w == 16, pairs = wordGather && w % 4 == 0;
+  for (int64_t c = 0; c < chunks && (quads || pairs); ++c) {
+    quads = quads && distinctWords(c * w, w).size() <= 4;
+    for (int64_t j = 0; j < w / 4 && pairs; ++j)
+      pairs = distinctWords(c * w + 4 * j, 4).size() <= 2;
+  }
+  KindGather g;
+  g.mode = quads   ? ByteTileGather::wordQuads
+           : pairs ? ByteTileGather::wordPairs
+                   : ByteTileGather::bytes;
+  g.readOfByte.resize(loadedOf.size());
+  g.byteInRead.resize(loadedOf.size());
+  if (g.mode == ByteTileGather::bytes) {
+    g.readsPerChunk = w;
+    g.reads = loadedOf;
+    for (int64_t x = 0; x < int64_t(loadedOf.size()); ++x)
+      g.readOfByte[x] = static_cast<int8_t>(x % w);
+    return g;
+  }
+  g.readsPerChunk = quads ? 4 : w / 2;
+  // Slots: the chunk's distinct words (quads) or each destination word's
+  // (pairs, two slots each), a word repeated where there are fewer.
+  auto assign = [&](int64_t first, int64_t count, int64_t slot0,
+                    int64_t slots) {
+    llvm::SmallVector<int64_t, 16> words = distinctWords(first, count);
+    for (int64_t s = 0; s < slots; ++s) {
+      const int64_t word = words[s < int64_t(words.size()) ? s : 0];
+      g.reads.push_back(word < 0 ? -1 : 4 * word);
+    }
+    for (int64_t k = first; k < first + count; ++k) {
+      g.readOfByte[k] = static_cast<int8_t>(
+          slot0 + (llvm::find(words, wordOf(k)) - words.begin()));
+      g.byteInRead[k] =
+          static_cast<int8_t>(loadedOf[k] < 0 ? 0 : loadedOf[k] % 4);
+    }
+  };
+  for (int64_t c = 0; c < chunks; ++c) {
+    if (quads) {
+      assign(c * w, w, 0, 4);
+      continue;
+    }
+    for (int64_t j = 0; j < w / 4; ++j)
+      assign(c * w + 4 * j, 4, 2 * j, 2);
+  }
+  return g;
+}
+
 /// The gather's bank conflicts for kind 0 with `threads` threads: the
-/// average over warp-wide byte reads of the most distinct 4-byte words any
-/// bank serves.
-double conflictDegree(const ByteTilePlan &plan,
-                      const std::vector<int64_t> &loadedOf) {
-  const ByteTilePlan::Kind &kind = plan.kinds[0];
-  const int64_t chunks = kind.destChunks.size(), w = plan.storeBytes;
+/// average over warp-wide reads of the most distinct 4-byte words any bank
+/// serves.
+double conflictDegree(const ByteTilePlan &plan, const KindGather &gather) {
+  const int64_t r = gather.readsPerChunk;
+  const int64_t chunks = static_cast<int64_t>(gather.reads.size()) / r;
   int64_t total = 0, reads = 0;
   std::array<std::array<int64_t, 32>, 32> words; // per bank, distinct words
   std::array<int, 32> count;
   for (int64_t first = 0; first < chunks; first += 32) {
     const int64_t lanes = std::min<int64_t>(32, chunks - first);
-    for (int64_t k = 0; k < w; ++k) {
+    for (int64_t k = 0; k < r; ++k) {
       count.fill(0);
       int degree = 0;
       for (int64_t lane = 0; lane < lanes; ++lane) {
-        const int64_t loaded = loadedOf[(first + lane) * w + k];
+        const int64_t loaded = gather.reads[(first + lane) * r + k];
         const int64_t word =
             (loaded < 0 ? plan.zeroByte : plan.sharedPosition(loaded)) / 4;
         const int bank = word % 32;
@@ -133,7 +211,8 @@ double conflictDegree(const ByteTilePlan &plan,
 /// std::nullopt where the tiles are not translations of one another.
 std::optional<ByteTilePlan> planGroup(const BatchImages &images,
                                       int groupedAxis, int64_t group,
-                                      int64_t sourceBytes, int64_t threads) {
+                                      int64_t sourceBytes, int64_t threads,
+                                      bool wordGather) {
   const int64_t rows = images.rows, cols = images.cols;
   const int64_t along = groupedAxis == 1 ? cols : rows;
   const int64_t whole = groupedAxis == 1 ? rows : cols;
@@ -295,6 +374,13 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
     loadedOfKind.push_back(std::move(loadedOf));
   }
 
+  std::vector<KindGather> gathers;
+  for (size_t k = 0; k < plan.kinds.size(); ++k) {
+    gathers.push_back(
+        chooseGather(loadedOfKind[k], plan.storeBytes, wordGather));
+    plan.kinds[k].gather = gathers.back().mode;
+  }
+
   // The shared layout: the padding that spreads the gather's reads best.
   struct Choice {
     int64_t period, pad;
@@ -310,7 +396,7 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
       plan.sharedPeriod = period;
       plan.sharedPad = pad;
       plan.zeroByte = (plan.sharedPosition(maxLoaded) + 3) / 4 * 4;
-      const double degree = conflictDegree(plan, loadedOfKind[0]);
+      const double degree = conflictDegree(plan, gathers[0]);
       if (!best || degree < best->degree - 1e-9)
         best = Choice{period, pad, degree};
     }
@@ -326,25 +412,52 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
   plan.sharedBytes = plan.zeroByte + 16;
   if (plan.sharedBytes > kByteTileMaxSharedBytes || plan.zeroByte > 0xFFFF)
     return std::nullopt;
-  // Each chunk as its first byte's position and the offsets of all its
-  // bytes from it, the offsets shared between chunks.
+  // Each chunk as its first read's position and the offsets of all its
+  // reads from it (and the word gathers' permute selectors), the offsets
+  // shared between chunks.
   std::map<std::vector<int16_t>, uint16_t> patternIndex;
   const int64_t w = plan.storeBytes;
   for (size_t k = 0; k < plan.kinds.size(); ++k) {
     ByteTilePlan::Kind &kind = plan.kinds[k];
-    const std::vector<int64_t> &loadedOf = loadedOfKind[k];
+    const KindGather &gather = gathers[k];
+    const int64_t r = gather.readsPerChunk;
     for (size_t c = 0; c < kind.destChunks.size(); ++c) {
-      auto position = [&](int64_t byte) {
-        const int64_t loaded = loadedOf[c * w + byte];
+      auto position = [&](int64_t read) {
+        const int64_t loaded = gather.reads[c * r + read];
         return loaded < 0 ? plan.zeroByte : plan.sharedPosition(loaded);
       };
       const int64_t base = position(0);
-      std::vector<int16_t> pattern;
-      for (int64_t byte = 0; byte < w; ++byte) {
-        const int64_t offset = position(byte) - base;
+      std::vector<int16_t> pattern(w, 0);
+      for (int64_t read = 0; read < r; ++read) {
+        const int64_t offset = position(read) - base;
         if (offset < INT16_MIN || offset > INT16_MAX)
           return std::nullopt;
-        pattern.push_back(static_cast<int16_t>(offset));
+        pattern[read] = static_cast<int16_t>(offset);
+      }
+      for (int64_t j = 0; j < w / 4 && gather.mode != ByteTileGather::bytes;
+           ++j) {
+        uint32_t low = 0, high = 0, merge = 0, pair = 0;
+        for (int64_t b = 0; b < 4; ++b) {
+          const int64_t x = c * w + 4 * j + b;
+          const uint32_t slot = gather.readOfByte[x];
+          const uint32_t byte = gather.byteInRead[x];
+          if (gather.mode == ByteTileGather::wordPairs) {
+            pair |= (4 * (slot - 2 * j) + byte) << (4 * b);
+          } else if (slot < 2) {
+            low |= (4 * slot + byte) << (4 * b);
+            merge |= uint32_t(b) << (4 * b);
+          } else {
+            high |= (4 * (slot - 2) + byte) << (4 * b);
+            merge |= uint32_t(4 + b) << (4 * b);
+          }
+        }
+        if (gather.mode == ByteTileGather::wordPairs) {
+          pattern[r + j] = static_cast<int16_t>(pair);
+        } else {
+          pattern[4 + 3 * j] = static_cast<int16_t>(low);
+          pattern[4 + 3 * j + 1] = static_cast<int16_t>(high);
+          pattern[4 + 3 * j + 2] = static_cast<int16_t>(merge);
+        }
       }
       auto [it, inserted] = patternIndex.try_emplace(
           pattern, static_cast<uint16_t>(patternIndex.size()));
@@ -363,7 +476,7 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
 
 std::optional<ByteTilePlan>
 mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
-                                         int64_t threads) {
+                                         int64_t threads, bool wordGather) {
   BatchImages images;
   if (!images.build(from, to))
     return std::nullopt;
@@ -389,7 +502,8 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
       if (g * whole > kByteTileMaxSharedBytes)
         break;
       if (std::optional<ByteTilePlan> p = planGroup(
-              images, axis, g, from.getStorageBytes(), threads)) {
+              images, axis, g, from.getStorageBytes(), threads,
+              wordGather)) {
         best = std::move(p);
         if (g * whole >= kByteTileMinBytes)
           break;
@@ -420,9 +534,64 @@ void mlir::microscale::runByteTilePlan(const ByteTilePlan &plan,
       for (int64_t k = 0; k < plan.loadBytes; ++k)
         shared[plan.sharedPosition(i * plan.loadBytes + k)] =
             source[sourceBase + kind.sourceChunks[i] + k];
-    for (size_t c = 0; c < kind.destChunks.size(); ++c)
-      for (int64_t k = 0; k < plan.storeBytes; ++k)
-        dest[destBase + kind.destChunks[c] + k] =
-            shared[plan.gatherPosition(kind, c, k)];
+    const int64_t w = plan.storeBytes;
+    auto wordAt = [&](int64_t position) {
+      uint32_t word;
+      std::memcpy(&word, &shared[position], 4);
+      return word;
+    };
+    for (size_t c = 0; c < kind.destChunks.size(); ++c) {
+      const int16_t *entries = &plan.patterns[w * kind.chunkPattern[c]];
+      uint8_t *out = &dest[destBase + kind.destChunks[c]];
+      if (kind.gather == ByteTileGather::bytes) {
+        for (int64_t k = 0; k < w; ++k)
+          out[k] = shared[kind.chunkBase[c] + entries[k]];
+        continue;
+      }
+      // The word gathers as the kernel runs them: word reads, permutes.
+      auto slot = [&](int64_t s) {
+        return wordAt(kind.chunkBase[c] + entries[s]);
+      };
+      auto selector = [&](int64_t i) { return uint32_t(uint16_t(entries[i])); };
+      for (int64_t j = 0; j < w / 4; ++j) {
+        uint32_t word;
+        if (kind.gather == ByteTileGather::wordPairs) {
+          word = permuteBytes(slot(2 * j), slot(2 * j + 1),
+                              selector(w / 2 + j));
+        } else {
+          const uint32_t low =
+              permuteBytes(slot(0), slot(1), selector(4 + 3 * j));
+          const uint32_t high =
+              permuteBytes(slot(2), slot(3), selector(4 + 3 * j + 1));
+          word = permuteBytes(low, high, selector(4 + 3 * j + 2));
+        }
+        std::memcpy(out + 4 * j, &word, 4);
+      }
+    }
   }
+}
+
+int64_t ByteTilePlan::gatherPosition(const Kind &kind, int64_t c,
+                                     int64_t k) const {
+  const int16_t *entries = &patterns[storeBytes * kind.chunkPattern[c]];
+  auto nibble = [&](int64_t entry, int64_t i) {
+    return int64_t(uint16_t(entries[entry]) >> (4 * i) & 7);
+  };
+  const int64_t j = k / 4;
+  switch (kind.gather) {
+  case ByteTileGather::bytes:
+    return kind.chunkBase[c] + entries[k];
+  case ByteTileGather::wordPairs: {
+    const int64_t pick = nibble(storeBytes / 2 + j, k % 4);
+    return kind.chunkBase[c] + entries[2 * j + pick / 4] + pick % 4;
+  }
+  case ByteTileGather::wordQuads: {
+    const int64_t merged = nibble(4 + 3 * j + 2, k % 4);
+    const int64_t pick = merged < 4 ? nibble(4 + 3 * j, merged)
+                                    : nibble(4 + 3 * j + 1, merged - 4);
+    const int64_t slot = (merged < 4 ? 0 : 2) + pick / 4;
+    return kind.chunkBase[c] + entries[slot] + pick % 4;
+  }
+  }
+  return -1;
 }

@@ -40,6 +40,22 @@ class Layout;
 
 namespace mlir::microscale {
 
+/// How the destination chunks of one kind of tile are gathered from shared
+/// memory. Shared memory serves one read per lane per instruction whatever
+/// its width, so a chunk whose bytes lie in a few shared words is built
+/// from word reads and byte permutes (`prmt.b32`) rather than byte reads.
+enum class ByteTileGather {
+  /// Every destination byte read on its own: storeBytes reads per chunk.
+  bytes,
+  /// Destination word j from shared slots 2j and 2j + 1 (two words, the
+  /// same one twice where its bytes lie in one), one permute: storeBytes /
+  /// 2 reads per chunk.
+  wordPairs,
+  /// A 16-byte chunk from four shared words, each destination word three
+  /// permutes over them: 4 reads per chunk.
+  wordQuads,
+};
+
 struct ByteTilePlan {
   /// The tables of one kind of tile: every full tile shares kind 0; the
   /// last tile of each batch, where the long dim is not a multiple of the
@@ -57,6 +73,13 @@ struct ByteTilePlan {
     /// row boundary in the chunk), so the kernel reads 4 bytes per chunk
     /// and a pattern table that stays in the cache, not 2 bytes per byte.
     std::vector<uint16_t> chunkBase, chunkPattern;
+    /// With a word gather, a pattern's storeBytes entries are instead the
+    /// slots' shared byte offsets from chunkBase (word-aligned; slot 0 at
+    /// offset 0), then the permute selectors: wordPairs, slots 0 to
+    /// storeBytes / 2 - 1, then one selector per destination word over its
+    /// two slots; wordQuads, slots 0 to 3, then per destination word the
+    /// selectors of slots (0, 1), of slots (2, 3) and of those two results.
+    ByteTileGather gather = ByteTileGather::bytes;
   };
 
   /// Tiles: `numGroups` per batch, tile t = batch t / numGroups, group
@@ -91,9 +114,20 @@ struct ByteTilePlan {
   int64_t getNumPatterns() const {
     return static_cast<int64_t>(patterns.size()) / storeBytes;
   }
-  /// The shared byte that byte k of chunk c of `kind` takes.
-  int64_t gatherPosition(const Kind &kind, int64_t c, int64_t k) const {
-    return kind.chunkBase[c] + patterns[storeBytes * kind.chunkPattern[c] + k];
+  /// The shared byte that byte k of chunk c of `kind` takes (decoding the
+  /// permute selectors of a word gather).
+  int64_t gatherPosition(const Kind &kind, int64_t c, int64_t k) const;
+  /// Shared reads per destination chunk of `kind`.
+  int64_t getReadsPerChunk(const Kind &kind) const {
+    switch (kind.gather) {
+    case ByteTileGather::bytes:
+      return storeBytes;
+    case ByteTileGather::wordPairs:
+      return storeBytes / 2;
+    case ByteTileGather::wordQuads:
+      return 4;
+    }
+    return storeBytes;
   }
   int64_t sharedPosition(int64_t loaded) const {
     return loaded + loaded / sharedPeriod * sharedPad;
@@ -114,9 +148,22 @@ inline constexpr int64_t kByteTileMaxBatchBytes = int64_t(16) << 20;
 /// The plan converting the storage of `from` into that of `to` (the same
 /// logical tensor of 8-bit elements) with `threads` threads per tile, or
 /// std::nullopt where no group gives translated tiles within the limits.
-std::optional<ByteTilePlan> planByteTileConversion(const ::microscale::ref::Layout &from,
-                                                   const ::microscale::ref::Layout &to,
-                                                   int64_t threads = 256);
+/// `wordGather` false keeps every kind on the byte gather.
+std::optional<ByteTilePlan>
+planByteTileConversion(const ::microscale::ref::Layout &from,
+                       const ::microscale::ref::Layout &to,
+                       int64_t threads = 256, bool wordGather = true);
+
+/// prmt.b32's byte select (selector nibbles 0-7: the bytes of x, then of
+/// y; the sign-replicate modes are not used).
+inline uint32_t permuteBytes(uint32_t x, uint32_t y, uint32_t selector) {
+  uint32_t result = 0;
+  for (int k = 0; k < 4; ++k) {
+    const uint32_t pick = (selector >> (4 * k)) & 7;
+    result |= ((pick < 4 ? x : y) >> (8 * (pick % 4)) & 0xFF) << (8 * k);
+  }
+  return result;
+}
 
 /// Runs `plan` on the host, tile by tile (a reference for the plan itself,
 /// independent of any code generation): `dest` is written from `source`.

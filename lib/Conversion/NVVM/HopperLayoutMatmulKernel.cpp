@@ -578,6 +578,92 @@ static_assert(kDynamicLimits[kDecodeVariants - 1] == kDecodeRows,
               "the decode variants end here");
 } // namespace
 
+namespace {
+/// chooseTileByBusiestSM on the host code's index values (0 or 1 for the
+/// conditions).
+struct HostTileRuleOps {
+  OpBuilder &b;
+  Location loc;
+
+  Value constant(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value falseValue() { return constant(0); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value ceilDiv(Value x, int64_t d) {
+    return arith::CeilDivUIOp::create(b, loc, x, constant(d));
+  }
+  Value compare(arith::CmpIPredicate predicate, Value x, Value y) {
+    return arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        arith::CmpIOp::create(b, loc, predicate, x, y));
+  }
+  Value eq(Value x, Value y) { return compare(arith::CmpIPredicate::eq, x, y); }
+  Value le(Value x, Value y) { return compare(arith::CmpIPredicate::ule, x, y); }
+  Value lt(Value x, Value y) { return compare(arith::CmpIPredicate::ult, x, y); }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value select(Value condition, Value x, Value y) {
+    return arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, condition,
+                              constant(0)),
+        x, y);
+  }
+};
+
+/// Above the last of kDynamicLimits, the tilings of the wgmma tiles the
+/// host code chooses between by chooseTileByBusiestSM, in its order: the
+/// tile planned for kDynamicPlanRows' last rows (128 tokens, two
+/// warpgroups), 128 tokens of one warpgroup, 256 tokens of one; K not split
+/// in any (the rule is for unsplit tiles). Only that first tiling where the
+/// rule would not apply: a tile asked for, or another planned.
+SmallVector<MixedMatmulOptions, 3>
+largeTileTilings(MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip,
+                 int64_t smCount, const MixedMatmulOptions &options) {
+  constexpr int64_t planRows = std::end(kDynamicPlanRows)[-1];
+  if (options.warpRows || options.columnWarps || options.warpColumns ||
+      options.clusterSplitK)
+    return {options};
+  std::optional<WgmmaTile> planned =
+      planHopperWgmmaTile(op, chip, smCount, options, planRows);
+  if (!planned || planned->tokens != 128 || planned->warpgroups != 2 ||
+      planned->split != 1)
+    return {options};
+  SmallVector<MixedMatmulOptions, 3> tilings = {options};
+  for (int64_t tokens : {128, 256}) {
+    MixedMatmulOptions one = options;
+    one.warpRows = tokens;
+    one.columnWarps = 4;
+    one.clusterSplitK = 1;
+    if (!planHopperWgmmaTile(op, chip, smCount, one, planRows))
+      return {options};
+    tilings.push_back(one);
+  }
+  return tilings;
+}
+
+/// Emits at `b` the host code's choice among largeTileTilings' three for
+/// `rows` (an index value above the last limit): the planner's base rule
+/// (two warpgroups where their blocks cover the SMs), then
+/// chooseTileByBusiestSM, on 128- and 256-token tiles. (The static planner
+/// evens its tiles out to M; here they are the kernels' 128 and 256.)
+Value chooseLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
+                      int64_t smCount) {
+  HostTileRuleOps ops{b, loc};
+  Value pairBlocks =
+      ops.mul(ops.constant(llvm::divideCeil(n, 128)), ops.ceilDiv(rows, 128));
+  Value warpgroups =
+      ops.select(ops.le(ops.constant(smCount), pairBlocks), ops.constant(2),
+                 ops.constant(1));
+  Value choice =
+      chooseTileByBusiestSM(ops, rows, n, smCount, 128, 256, warpgroups);
+  // Keeping the tile planned so far is the first kernel's where that has
+  // two warpgroups, the second's where it has one.
+  return ops.select(ops.eq(choice, ops.constant(0)),
+                    ops.select(ops.eq(warpgroups, ops.constant(2)),
+                               ops.constant(0), ops.constant(1)),
+                    choice);
+}
+} // namespace
+
 /// Emits at `b`: nothing when `rows` is 0 (a grid of 0 blocks is a launch
 /// error), else a switch on how many limits `rows` passes, case i emitted
 /// by `emitVariant`.
@@ -602,6 +688,11 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
   SmallVector<HopperMatmulPlan> decodePlans;
   SmallVector<gpu::GPUFuncOp> decodeKernels;
   SmallVector<HopperWgmmaKernel> wgmmaKernels;
+  // The last variant's tiles (one, or the three the host code chooses
+  // between), the rest of wgmmaKernels.
+  SmallVector<HopperWgmmaKernel> largeKernels;
+  const SmallVector<MixedMatmulOptions, 3> largeTilings =
+      largeTileTilings(op, chip, smCount, options);
   for (size_t i = 0; i < std::size(kDynamicPlanRows); ++i) {
     const int64_t rows = kDynamicPlanRows[i];
     std::string name = ("mixed_matmul_hopper_" + Twine(index) + "_rows" +
@@ -617,14 +708,34 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
           buildKernel(op, *planned, kernels, name, types, options));
       continue;
     }
-    FailureOr<HopperWgmmaKernel> kernel = buildHopperWgmmaKernel(
-        op, kernels, name, chip, smCount, options, rows, types);
-    if (failed(kernel))
-      return failure();
-    wgmmaKernels.push_back(*kernel);
+    if (i + 1 < std::size(kDynamicPlanRows)) {
+      FailureOr<HopperWgmmaKernel> kernel = buildHopperWgmmaKernel(
+          op, kernels, name, chip, smCount, options, rows, types);
+      if (failed(kernel))
+        return failure();
+      wgmmaKernels.push_back(*kernel);
+      continue;
+    }
+    // Above the last limit: _w1 one warpgroup, _t256 256 tokens.
+    for (auto [t, tiling] : llvm::enumerate(largeTilings)) {
+      FailureOr<HopperWgmmaKernel> kernel = buildHopperWgmmaKernel(
+          op, kernels,
+          name + (t == 0 ? "" : t == 1 ? "_w1" : "_t256"), chip, smCount,
+          tiling, rows, types);
+      if (failed(kernel))
+        return failure();
+      largeKernels.push_back(*kernel);
+    }
   }
   OpBuilder builder(op);
   SmallVector<Value> operands = kernelOperands(builder, op, types);
+  const int64_t n = op.getRhsType().getShape()[1];
+  auto launchWgmma = [&](OpBuilder &b, Location loc,
+                         const HopperWgmmaKernel &k) {
+    Emitter at(b, loc);
+    Value tokenBlocks = at.div(at.add(operands.back(), k.tokens - 1), k.tokens);
+    k.launch(b, loc, tokenBlocks, operands, op.getLhs());
+  };
   switchOnRows(builder, op.getLoc(), operands.back(),
                [&](OpBuilder &b, Location loc, size_t i) {
                  if (i < kDecodeVariants) {
@@ -632,11 +743,18 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
                                       decodePlans[i], 1, operands);
                    return;
                  }
-                 Emitter at(b, loc);
-                 const HopperWgmmaKernel &k = wgmmaKernels[i - kDecodeVariants];
-                 Value tokenBlocks =
-                     at.div(at.add(operands.back(), k.tokens - 1), k.tokens);
-                 k.launch(b, loc, tokenBlocks, operands, op.getLhs());
+                 if (i - kDecodeVariants < wgmmaKernels.size())
+                   return launchWgmma(b, loc,
+                                      wgmmaKernels[i - kDecodeVariants]);
+                 if (largeKernels.size() == 1)
+                   return launchWgmma(b, loc, largeKernels.front());
+                 emitSwitchOnIndex(
+                     b, loc,
+                     chooseLargeTile(b, loc, operands.back(), n, sms),
+                     largeKernels.size(),
+                     [&](OpBuilder &cb, Location cl, size_t t) {
+                       launchWgmma(cb, cl, largeKernels[t]);
+                     });
                });
   op.erase();
   return success();
@@ -931,17 +1049,35 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
     op.erase();
     return true;
   }
-  // The host code's switch, each case the emulation of its variant.
+  // The host code's switch, each case the emulation of its variant (the
+  // last, of each tile the host code chooses between).
+  const SmallVector<MixedMatmulOptions, 3> largeTilings =
+      largeTileTilings(op, chip, smCount, options);
   SmallVector<Value> args =
       kernelOperands(b, op, getHopperLayoutKernelArguments(op, true));
   switchOnRows(b, op.getLoc(), args.back(),
                [&](OpBuilder &vb, Location loc, size_t i) {
-                 if (i < kDecodeVariants)
+                 if (i < kDecodeVariants) {
                    emitDecodeEmulation(vb, loc, plans[i], args);
-                 else
+                   return;
+                 }
+                 if (i + 1 < std::size(kDynamicPlanRows) ||
+                     largeTilings.size() == 1) {
                    (void)emitHopperWgmmaEmulation(vb, op, chip, smCount,
                                                   options, kDynamicPlanRows[i],
                                                   args);
+                   return;
+                 }
+                 emitSwitchOnIndex(
+                     vb, loc,
+                     chooseLargeTile(vb, loc, args.back(),
+                                     op.getRhsType().getShape()[1], sms),
+                     largeTilings.size(),
+                     [&](OpBuilder &cb, Location, size_t t) {
+                       (void)emitHopperWgmmaEmulation(
+                           cb, op, chip, smCount, largeTilings[t],
+                           kDynamicPlanRows[i], args);
+                     });
                });
   op.erase();
   return true;

@@ -16,6 +16,59 @@
 
 namespace mlir::microscale {
 
+/// The dense form's token tile above a few hundred rows (K not split), by
+/// the work of the busiest SM: ceil(blocks / SMs) blocks of T x 64 W
+/// outputs each (what every SM does at once; other blocks' work fills its
+/// waits). Of the tile planned so far (`tokens` tokens, `warpgroups`
+/// warpgroups), the same tokens with one warpgroup, and `wide` tokens (at
+/// most 256) with one: the wide tile where that work is no more and every
+/// SM gets at least 4 of its blocks (with fewer, a block's start and end
+/// are not hidden by others' and they measured 13-55% slower); else one
+/// warpgroup where its busiest SM has less to do than with two (on 2880^2
+/// at M = 1000: 184 blocks of two warpgroups, 2 on some SMs, against 360 of
+/// one, 3 on some). Measured in docs/performance.md, "Tiles by the busiest
+/// SM's work". Returns 0 (keep), 1 (one warpgroup) or 2 (wide).
+///
+/// One rule for both callers: `Ops` computes on `Int`, plain integers
+/// where the planner knows M at compile time, host IR values where the
+/// host code chooses between compiled tiles from M at run time.
+template <typename Ops, typename Int>
+Int chooseTileByBusiestSM(Ops &ops, Int m, int64_t n, int64_t smCount,
+                          int64_t tokens, int64_t wide, Int warpgroups) {
+  auto work = [&](int64_t t, int64_t w) {
+    Int blocks = ops.mul(ops.constant((n + 64 * w - 1) / (64 * w)),
+                         ops.ceilDiv(m, t));
+    Int rounds = ops.ceilDiv(blocks, smCount);
+    return std::make_pair(rounds, ops.mul(rounds, ops.constant(t * w)));
+  };
+  Int two = ops.constant(2);
+  Int planned = ops.select(ops.eq(warpgroups, two), work(tokens, 2).second,
+                           work(tokens, 1).second);
+  auto [wideRounds, wideWork] = work(wide, 1);
+  Int takeWide = ops.both(ops.le(ops.constant(4), wideRounds),
+                          ops.le(wideWork, planned));
+  if (wide <= tokens)
+    takeWide = ops.falseValue();
+  Int takeOne = ops.both(ops.eq(warpgroups, two),
+                         ops.lt(work(tokens, 1).second,
+                                work(tokens, 2).second));
+  return ops.select(takeWide, two,
+                    ops.select(takeOne, ops.constant(1), ops.constant(0)));
+}
+
+/// chooseTileByBusiestSM on plain integers.
+struct ConstantTileRuleOps {
+  int64_t constant(int64_t v) { return v; }
+  int64_t falseValue() { return 0; }
+  int64_t mul(int64_t a, int64_t b) { return a * b; }
+  int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+  int64_t eq(int64_t a, int64_t b) { return a == b; }
+  int64_t le(int64_t a, int64_t b) { return a <= b; }
+  int64_t lt(int64_t a, int64_t b) { return a < b; }
+  int64_t both(int64_t a, int64_t b) { return a && b; }
+  int64_t select(int64_t c, int64_t a, int64_t b) { return c ? a : b; }
+};
+
 /// Outlines `op` (checked by the Hopper-layout matmul) into the wgmma
 /// kernel of `kernels` and replaces it with its launch; failure, with a
 /// diagnostic, for a chip without wgmma or a tiling it cannot take.
@@ -61,6 +114,17 @@ bool hasDynamicRows(MixedMatmulStorageOp op);
 /// they are known at run time only).
 SmallVector<Type> getHopperLayoutKernelArguments(MixedMatmulStorageOp op,
                                                  bool dynamicRows);
+
+/// The tile the wgmma kernel is planned with for `planRows` rows and
+/// `options`, or std::nullopt where it does not plan (silently).
+struct WgmmaTile {
+  int64_t tokens = 0, warpgroups = 0, split = 1;
+};
+std::optional<WgmmaTile> planHopperWgmmaTile(MixedMatmulStorageOp op,
+                                             const nvvm::NVIDIAChip &chip,
+                                             int64_t smCount,
+                                             const MixedMatmulOptions &options,
+                                             int64_t planRows);
 
 /// Whether the wgmma kernel plans for `planRows` rows with `options`.
 bool canPlanHopperWgmma(MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip,

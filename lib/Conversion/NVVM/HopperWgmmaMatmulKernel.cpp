@@ -263,35 +263,24 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
           (w.split > 1 ? 2 : 1) * smCount)
     w.warpgroups = 1;
   // Above a few hundred rows (K not split, M known at compile time), the
-  // tile by the work of the busiest SM: ceil(blocks / SMs) blocks of T x
-  // 64 W outputs each (what every SM does at once, other blocks' work
-  // fills its wait). Tiles of up to 256 tokens, one warpgroup (the weight
-  // decoded once per 256 tokens), where that work is no more and every SM
-  // gets at least 4 of their blocks: with fewer, a block's start and end
-  // are not hidden by others' and they measured 13-55% slower. Else one
-  // warpgroup of 128 tokens where its busiest SM has less to do than with
-  // two (on 2880^2 at M = 1000: 184 blocks of two warpgroups, 2 on some
-  // SMs, against 360 of one, 3 on some). Measured in docs/performance.md,
-  // "Tiles by the busiest SM's work".
+  // tile by the work of the busiest SM (chooseTileByBusiestSM). Rows known
+  // at run time: the host code applies the same rule to M between the
+  // tiles it has (outlineDynamicRows).
   if (!ragged && !hasDynamicRows(op) && w.split == 1 && w.tokens >= 128 &&
       w.groupTiles == 1 && !options.warpRows && !options.columnWarps) {
-    // The blocks the busiest SM gets, and their outputs.
-    auto busiestWork = [&](int64_t tokens, int64_t warpgroups) {
-      const int64_t rounds =
-          llvm::divideCeil(llvm::divideCeil(p.n, 64 * warpgroups) *
-                               llvm::divideCeil(p.m, tokens),
-                           smCount);
-      return std::make_pair(rounds, rounds * tokens * warpgroups);
-    };
+    ConstantTileRuleOps ops;
     const int64_t wide = evenTokenTiles(p.m, 256);
-    const auto [wideRounds, wideWork] = busiestWork(wide, 1);
-    if (wide > w.tokens && wideRounds >= 4 &&
-        wideWork <= busiestWork(w.tokens, w.warpgroups).second) {
+    switch (chooseTileByBusiestSM(ops, p.m, p.n, smCount, w.tokens, wide,
+                                  w.warpgroups)) {
+    case 2:
       w.tokens = wide;
       w.warpgroups = 1;
-    } else if (w.warpgroups == 2 && busiestWork(w.tokens, 1).second <
-                                        busiestWork(w.tokens, 2).second) {
+      break;
+    case 1:
       w.warpgroups = 1;
+      break;
+    default:
+      break;
     }
   }
   if (options.columnWarps) {
@@ -1467,17 +1456,28 @@ static void emulateWgmma(OpBuilder &b, Location loc, const WgmmaPlan &w,
                           ValueRange{split, warp, e.index(c), laneD, regD});
 }
 
+std::optional<WgmmaTile> mlir::microscale::planHopperWgmmaTile(
+    MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip, int64_t smCount,
+    const MixedMatmulOptions &options, int64_t planRows) {
+  ScopedDiagnosticHandler silence(op.getContext(),
+                                  [](Diagnostic &) { return success(); });
+  if (!chip.hasWGMMA)
+    return std::nullopt;
+  FailureOr<WgmmaPlan> planned =
+      planWgmmaMatmul(op, options, chip,
+                      smCount ? smCount : chip.defaultSMCount, planRows);
+  if (failed(planned))
+    return std::nullopt;
+  return WgmmaTile{planned->tokens, planned->warpgroups, planned->split};
+}
+
 bool mlir::microscale::canPlanHopperWgmma(MixedMatmulStorageOp op,
                                           const nvvm::NVIDIAChip &chip,
                                           int64_t smCount,
                                           const MixedMatmulOptions &options,
                                           int64_t planRows) {
-  ScopedDiagnosticHandler silence(op.getContext(),
-                                  [](Diagnostic &) { return success(); });
-  return chip.hasWGMMA &&
-         succeeded(planWgmmaMatmul(op, options, chip,
-                                   smCount ? smCount : chip.defaultSMCount,
-                                   planRows));
+  return planHopperWgmmaTile(op, chip, smCount, options, planRows)
+      .has_value();
 }
 
 static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,

@@ -37,12 +37,19 @@ void mlir::microscale::emitSwitchOnLimits(
         b, loc, variant,
         arith::IndexCastUIOp::create(b, loc, b.getIndexType(), above));
   }
+  emitSwitchOnIndex(b, loc, variant, limits.size() + 1, emitCase);
+}
+
+void mlir::microscale::emitSwitchOnIndex(
+    OpBuilder &b, Location loc, Value variant, size_t count,
+    function_ref<void(OpBuilder &, Location, size_t)> emitCase) {
+  OpBuilder::InsertionGuard guard(b);
   SmallVector<int64_t> cases;
-  for (size_t i = 1; i <= limits.size(); ++i)
+  for (size_t i = 1; i < count; ++i)
     cases.push_back(static_cast<int64_t>(i));
   auto select = scf::IndexSwitchOp::create(b, loc, TypeRange{}, variant,
                                            cases, cases.size());
-  for (size_t i = 0; i <= limits.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     Region &region =
         i == 0 ? select.getDefaultRegion() : select.getCaseRegions()[i - 1];
     b.createBlock(&region);

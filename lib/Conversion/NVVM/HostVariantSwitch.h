@@ -20,6 +20,14 @@ namespace mlir::microscale {
 void emitIfAllNonZero(OpBuilder &b, Location loc, ValueRange counts,
                       function_ref<void(OpBuilder &, Location)> body);
 
+/// Emits at `b`: an scf.index_switch on the index `variant`, cases 1 to
+/// `count` - 1 and the default (case 0, and any other value) built by
+/// `emitCase` before their terminators.
+void emitSwitchOnIndex(OpBuilder &b, Location loc, Value variant,
+                       size_t count,
+                       function_ref<void(OpBuilder &, Location, size_t)>
+                           emitCase);
+
 /// Emits at `b`: an scf.index_switch on how many of the ascending `limits`
 /// the index `value` exceeds (unsigned), case i (0 to limits.size()) built
 /// by `emitCase` before its terminator.

@@ -1,9 +1,11 @@
 // bf16 x MXFP4 with the weight in the Hopper layout and rows known at run
-// time (a serving engine's tokens): one compile of six kernels, the decode
+// time (a serving engine's tokens): one compile of eight kernels, the decode
 // kernel planned for 1, 8 and 16 rows and the wgmma kernel for 64, 256 and
-// 4096, and host code that launches the one of M (nothing when M is 0),
-// the wgmma grid's token tiles computed from M. The rows are the smaller of
-// lhs's and out's. All six assemble with ptxas for sm_90a. (Host emulation
+// 4096 (the last in three tiles, chosen between from M by the host code:
+// mixed-matmul-hopper-dynamic-tiles.mlir), and host code that launches the
+// one of M (nothing when M is 0), the wgmma grid's token tiles computed
+// from M. The rows are the smaller of lhs's and out's. All eight assemble
+// with ptxas for sm_90a. (Host emulation
 // of the same switch against float64: HopperLayoutMatmulJITTest.)
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s
 // RUN: mx-opt %s --microscale-gpu-to-ptx > %t.mlir
@@ -51,3 +53,9 @@ func.func @serve(%a: memref<?x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518
 // PTX: .entry mixed_matmul_hopper_0_rows257(
 // PTX-NOT: .reqnctapercluster
 // PTX: wgmma.mma_async.sync.aligned.m64n128k16
+// PTX: .entry mixed_matmul_hopper_0_rows257_w1(
+// PTX-NOT: .reqnctapercluster
+// PTX: wgmma.mma_async.sync.aligned.m64n128k16
+// PTX: .entry mixed_matmul_hopper_0_rows257_t256(
+// PTX-NOT: .reqnctapercluster
+// PTX: wgmma.mma_async.sync.aligned.m64n256k16

@@ -6,7 +6,7 @@
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
 # ones; with "wgmma-ab", the wgmma kernel's default plans on real shapes,
-# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "wave-sweep", token tiles and K splits at M = 1000 and 256; with "tile-ab", the planner's tiles above a few hundred rows against 128-token ones; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
+# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "wave-sweep", token tiles and K splits at M = 1000 and 256; with "tile-ab", the planner's tiles above a few hundred rows against 128-token ones; with "dynamic-ab", rows known at run time above 256: every tile the host code chooses between, beside the static plan; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -216,7 +216,20 @@ MLIR
     [ "$m" -gt 16 ] && rows=17
     [ "$m" -gt 64 ] && rows=65
     [ "$m" -gt 256 ] && rows=257
-    local entry="mixed_matmul_hopper_0_rows$rows"
+    local entry="mixed_matmul_hopper_0_rows$rows" entries
+    # Above 256 rows the host code chooses between up to three tiles:
+    # the one of the rule (host_large_tile), or with ALL_LARGE_TILES=1
+    # every one compiled (an A/B of the choice).
+    entries=$entry
+    if [ "$rows" = 257 ]; then
+      local sms=${SM_COUNT:-132}
+      if [ -n "${ALL_LARGE_TILES:-}" ]; then
+        entries=$(grep -oE "\.entry ${entry}(_w1|_t256)?\(" "$out/$name.ptx" | sed -e 's/\.entry //' -e 's/($//')
+      elif grep -q "\.entry ${entry}_t256(" "$out/$name.ptx"; then
+        entries=$entry$(host_large_tile "$m" "$n" "$sms")
+      fi
+    fi
+    for entry in $entries; do
     local threads gridx gridy=1 tokens
     threads=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /\.(req|max)ntid/ {print $2; exit}' "$out/$name.ptx" | tr -d ',')
     gridx=$(grep -oE "@${entry} blocks in \(%c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
@@ -228,8 +241,25 @@ MLIR
       gridy=$(( (m + tokens - 1) / tokens ))
     fi
     echo "$m $k $n $threads $name $gridx $gridy ${gridz:-1} 0 $m $entry 1 hopper4 $(launch_extras "$entry" "$out/$name.lowered.mlir" "$out/$name.ptx")" >> "$out/cases.txt"
+    done
   done
   rm -f "$out/$name.lowered.mlir" "$out/$name.mlir"
+}
+# The suffix of the tile the host code launches above 256 rows known at
+# run time (chooseTileByBusiestSM on 128- and 256-token tiles, as
+# HopperLayoutMatmulKernel.cpp's chooseLargeTile): "" (128 tokens, two
+# warpgroups), _w1 (one) or _t256.
+#   host_large_tile M N SMS
+host_large_tile() {
+  awk -v m="$1" -v n="$2" -v sms="$3" 'function cd(a, b) { return int((a + b - 1) / b) }
+    function rounds(t, w) { return cd(cd(n, 64 * w) * cd(m, t), sms) }
+    BEGIN {
+      wg = cd(n, 128) * cd(m, 128) >= sms ? 2 : 1
+      planned = wg == 2 ? rounds(128, 2) * 256 : rounds(128, 1) * 128
+      if (rounds(256, 1) >= 4 && rounds(256, 1) * 256 <= planned) { print "_t256"; exit }
+      if (wg == 1 || rounds(128, 1) * 128 < rounds(128, 2) * 256) { print "_w1"; exit }
+      print ""
+    }'
 }
 # The ragged (MoE) form with the expert weights in the Hopper layouts (rows
 # through a gather, out through a scatter, as emit's ragged cases): by
@@ -582,8 +612,22 @@ tile_ab_cases() {
     done
   done
 }
+# Rows known at run time above 256: every tile the host code chooses
+# between, at M from 300 to 4096, beside the static planner's kernel of the
+# same M (ALL_LARGE_TILES; host_large_tile names the host code's choice).
+dynamic_ab_cases() {
+  local kn m
+  for kn in "2880 5760" "2880 2880" "8192 8192" "5120 13824" "1504 1000"; do
+    ALL_LARGE_TILES=1 emit_hopper_dynamic $kn 300 700 1000 2000 3000 4096
+    for m in 300 700 1000 2000 3000 4096; do
+      emit_hopper $m $kn
+    done
+  done
+}
 if [ "$mode" = cluster ]; then
   cluster_cases
+elif [ "$mode" = dynamic-ab ]; then
+  dynamic_ab_cases
 elif [ "$mode" = wgmma-ab ]; then
   wgmma_ab_cases
 elif [ "$mode" = tile-ab ]; then

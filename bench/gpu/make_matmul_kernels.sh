@@ -256,6 +256,7 @@ host_large_tile() {
     BEGIN {
       wg = cd(n, 128) * cd(m, 128) >= sms ? 2 : 1
       planned = wg == 2 ? rounds(128, 2) * 256 : rounds(128, 1) * 128
+      if (m <= 120 * cd(m, 128)) { print wg == 2 ? "" : "_w1"; exit }
       if (rounds(256, 1) >= 4 && rounds(256, 1) * 256 <= planned) { print "_t256"; exit }
       if (wg == 1 || rounds(128, 1) * 128 < rounds(128, 2) * 256) { print "_w1"; exit }
       print ""

@@ -242,14 +242,16 @@ INSTANTIATE_TEST_SUITE_P(
         Case{100, 160, 80, 4, {}, 0, true},
         Case{50, 1024, 72, 4, {}, 8, true},
         Case{300, 96, 48, 2, {}, 0, true},
-        // Above 256 rows known at run time, the host code's choice by the
-        // busiest SM's work between three kernels (checked to be taken
-        // with the same sm-count in lit by folding M): one warpgroup of
-        // 128 tokens (2 SMs), 256-token tiles (3 SMs, the last of 88
-        // rows), two warpgroups of 128 (3 SMs).
-        Case{300, 160, 400, 4, {}, 2, true},
-        Case{600, 160, 200, 4, {}, 3, true},
+        // Above 256 rows known at run time, the host code's choice between
+        // three kernels (checked to be taken with the same sm-count by
+        // folding M in lit): by the busiest SM's work, one warpgroup of
+        // 128 tokens (380 rows, 2 SMs) and 256-token tiles (500 rows, the
+        // last tile of 244); where the 128-token tiles are not nearly full
+        // (300 rows), the base rule: two warpgroups (3 SMs), one (7 SMs).
+        Case{380, 160, 400, 4, {}, 2, true},
+        Case{500, 160, 400, 4, {}, 2, true},
         Case{300, 160, 200, 4, {}, 3, true},
+        Case{300, 160, 200, 4, {}, 7, true},
         // Lhs rows static, out rows known at run time only: the decode
         // and wgmma variants.
         Case{7, 160, 40, 4, {}, 0, true, true},

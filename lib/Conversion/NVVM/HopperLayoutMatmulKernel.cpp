@@ -642,9 +642,10 @@ largeTileTilings(MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip,
 
 /// Emits at `b` the host code's choice among largeTileTilings' three for
 /// `rows` (an index value above the last limit): the planner's base rule
-/// (two warpgroups where their blocks cover the SMs), then
-/// chooseTileByBusiestSM, on 128- and 256-token tiles. (The static planner
-/// evens its tiles out to M; here they are the kernels' 128 and 256.)
+/// (two warpgroups where their blocks cover the SMs), then, where the
+/// planner would apply it, chooseTileByBusiestSM on 128- and 256-token
+/// tiles. (The static planner evens its tiles out to M; here they are the
+/// kernels' 128 and 256.)
 Value chooseLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
                       int64_t smCount) {
   HostTileRuleOps ops{b, loc};
@@ -653,14 +654,21 @@ Value chooseLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
   Value warpgroups =
       ops.select(ops.le(ops.constant(smCount), pairBlocks), ops.constant(2),
                  ops.constant(1));
+  Value planned = ops.select(ops.eq(warpgroups, ops.constant(2)),
+                             ops.constant(0), ops.constant(1));
   Value choice =
       chooseTileByBusiestSM(ops, rows, n, smCount, 128, 256, warpgroups);
   // Keeping the tile planned so far is the first kernel's where that has
   // two warpgroups, the second's where it has one.
-  return ops.select(ops.eq(choice, ops.constant(0)),
-                    ops.select(ops.eq(warpgroups, ops.constant(2)),
-                               ops.constant(0), ops.constant(1)),
-                    choice);
+  choice = ops.select(ops.eq(choice, ops.constant(0)), planned, choice);
+  // The rule only where the planner applies it to a static M: where M's
+  // 128-token tiles evened out stay 128 (M > 120 per tile). Below, on M =
+  // 300 and 700, it took one warpgroup or 256 tokens where two warpgroups
+  // of 128 ran up to 1.5x faster on large K x N (docs/performance.md,
+  // "Rows known at run time: the host code's tile").
+  Value evenedFull = ops.lt(ops.mul(ops.constant(120), ops.ceilDiv(rows, 128)),
+                            rows);
+  return ops.select(evenedFull, choice, planned);
 }
 } // namespace
 

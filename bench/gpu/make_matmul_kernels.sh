@@ -616,11 +616,16 @@ tile_ab_cases() {
 # Rows known at run time above 256: every tile the host code chooses
 # between, at M from 300 to 4096, beside the static planner's kernel of the
 # same M (ALL_LARGE_TILES; host_large_tile names the host code's choice).
+# DAB_SHAPES ("K N" pairs, comma-separated) and DAB_ROWS replace the
+# defaults (a second, unseen set).
 dynamic_ab_cases() {
-  local kn m
-  for kn in "2880 5760" "2880 2880" "8192 8192" "5120 13824" "1504 1000"; do
-    ALL_LARGE_TILES=1 emit_hopper_dynamic $kn 300 700 1000 2000 3000 4096
-    for m in 300 700 1000 2000 3000 4096; do
+  local kn m rows=${DAB_ROWS:-300 700 1000 2000 3000 4096}
+  local IFS_SAVE=$IFS
+  IFS=, read -r -a shapes <<< "${DAB_SHAPES:-2880 5760,2880 2880,8192 8192,5120 13824,1504 1000}"
+  IFS=$IFS_SAVE
+  for kn in "${shapes[@]}"; do
+    ALL_LARGE_TILES=1 emit_hopper_dynamic $kn $rows
+    for m in $rows; do
       emit_hopper $m $kn
     done
   done

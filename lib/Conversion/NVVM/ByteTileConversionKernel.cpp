@@ -246,19 +246,22 @@ public:
         SmallVector<Value> slots;
         for (int64_t s = 0; s < plan.getReadsPerChunk(plan.kinds[kind]); ++s)
           slots.push_back(loadSharedWord(shared, offset(s)));
-        auto selector = [&](int64_t i) {
-          return arith::ExtUIOp::create(
-              b, loc, i32, vector::ExtractOp::create(b, loc, offsets, i));
-        };
         for (int64_t w = 0; w < width / 4; ++w) {
+          auto selector = [&](int64_t part) {
+            return arith::ExtUIOp::create(
+                b, loc, i32,
+                vector::ExtractOp::create(
+                    b, loc, offsets,
+                    ByteTilePlan::getSelectorEntry(gather, width, w, part)));
+          };
           if (gather == ByteTileGather::wordPairs) {
-            words.push_back(permute(slots[2 * w], slots[2 * w + 1],
-                                    selector(width / 2 + w)));
+            words.push_back(
+                permute(slots[2 * w], slots[2 * w + 1], selector(0)));
             continue;
           }
-          Value low = permute(slots[0], slots[1], selector(4 + 3 * w));
-          Value high = permute(slots[2], slots[3], selector(4 + 3 * w + 1));
-          words.push_back(permute(low, high, selector(4 + 3 * w + 2)));
+          Value low = permute(slots[0], slots[1], selector(0));
+          Value high = permute(slots[2], slots[3], selector(1));
+          words.push_back(permute(low, high, selector(2)));
         }
       }
       chunkBytes.push_back(vector::BitCastOp::create(

@@ -670,6 +670,19 @@ Value chooseLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
                             rows);
   return ops.select(evenedFull, choice, planned);
 }
+
+/// Emits at `b` the last variant's body for each of `tiles` tilings
+/// (largeTileTilings'): for the one tiling, itself; for three, a switch on
+/// chooseLargeTile's choice.
+void switchOnLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
+                       int64_t smCount, size_t tiles,
+                       function_ref<void(OpBuilder &, Location, size_t)>
+                           emitTile) {
+  if (tiles == 1)
+    return emitTile(b, loc, 0);
+  emitSwitchOnIndex(b, loc, chooseLargeTile(b, loc, rows, n, smCount), tiles,
+                    emitTile);
+}
 } // namespace
 
 /// Emits at `b`: nothing when `rows` is 0 (a grid of 0 blocks is a launch
@@ -754,15 +767,11 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
                  if (i - kDecodeVariants < wgmmaKernels.size())
                    return launchWgmma(b, loc,
                                       wgmmaKernels[i - kDecodeVariants]);
-                 if (largeKernels.size() == 1)
-                   return launchWgmma(b, loc, largeKernels.front());
-                 emitSwitchOnIndex(
-                     b, loc,
-                     chooseLargeTile(b, loc, operands.back(), n, sms),
-                     largeKernels.size(),
-                     [&](OpBuilder &cb, Location cl, size_t t) {
-                       launchWgmma(cb, cl, largeKernels[t]);
-                     });
+                 switchOnLargeTile(b, loc, operands.back(), n, sms,
+                                   largeKernels.size(),
+                                   [&](OpBuilder &cb, Location cl, size_t t) {
+                                     launchWgmma(cb, cl, largeKernels[t]);
+                                   });
                });
   op.erase();
   return success();
@@ -1069,17 +1078,14 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
                    emitDecodeEmulation(vb, loc, plans[i], args);
                    return;
                  }
-                 if (i + 1 < std::size(kDynamicPlanRows) ||
-                     largeTilings.size() == 1) {
+                 if (i + 1 < std::size(kDynamicPlanRows)) {
                    (void)emitHopperWgmmaEmulation(vb, op, chip, smCount,
                                                   options, kDynamicPlanRows[i],
                                                   args);
                    return;
                  }
-                 emitSwitchOnIndex(
-                     vb, loc,
-                     chooseLargeTile(vb, loc, args.back(),
-                                     op.getRhsType().getShape()[1], sms),
+                 switchOnLargeTile(
+                     vb, loc, args.back(), op.getRhsType().getShape()[1], sms,
                      largeTilings.size(),
                      [&](OpBuilder &cb, Location, size_t t) {
                        (void)emitHopperWgmmaEmulation(

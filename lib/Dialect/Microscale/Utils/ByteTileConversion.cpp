@@ -98,8 +98,8 @@ int64_t commonAlignment(std::initializer_list<int64_t> values) {
 
 /// One kind's gather: its mode; for each chunk the loaded position each of
 /// its reads takes (a byte, or for the word gathers the first byte of a
-/// word; -1: the zero byte); for each destination byte the read it takes
-/// and its byte within that read.
+/// word; -1: the zero byte); for the word gathers, for each destination
+/// byte the read it takes and its byte within that read.
 struct KindGather {
   ByteTileGather mode = ByteTileGather::bytes;
   int64_t readsPerChunk = 0;
@@ -138,16 +138,13 @@ KindGather chooseGather(const std::vector<int64_t> &loadedOf, int64_t w,
   g.mode = quads   ? ByteTileGather::wordQuads
            : pairs ? ByteTileGather::wordPairs
                    : ByteTileGather::bytes;
-  g.readOfByte.resize(loadedOf.size());
-  g.byteInRead.resize(loadedOf.size());
+  g.readsPerChunk = ByteTilePlan::getReadsPerChunk(g.mode, w);
   if (g.mode == ByteTileGather::bytes) {
-    g.readsPerChunk = w;
     g.reads = loadedOf;
-    for (int64_t x = 0; x < int64_t(loadedOf.size()); ++x)
-      g.readOfByte[x] = static_cast<int8_t>(x % w);
     return g;
   }
-  g.readsPerChunk = quads ? 4 : w / 2;
+  g.readOfByte.resize(loadedOf.size());
+  g.byteInRead.resize(loadedOf.size());
   // Slots: the chunk's distinct words (quads) or each destination word's
   // (pairs, two slots each), a word repeated where there are fewer.
   auto assign = [&](int64_t first, int64_t count, int64_t slot0,
@@ -451,12 +448,15 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
             merge |= uint32_t(4 + b) << (4 * b);
           }
         }
+        auto entry = [&](int64_t part) {
+          return ByteTilePlan::getSelectorEntry(gather.mode, w, j, part);
+        };
         if (gather.mode == ByteTileGather::wordPairs) {
-          pattern[r + j] = static_cast<int16_t>(pair);
+          pattern[entry(0)] = static_cast<int16_t>(pair);
         } else {
-          pattern[4 + 3 * j] = static_cast<int16_t>(low);
-          pattern[4 + 3 * j + 1] = static_cast<int16_t>(high);
-          pattern[4 + 3 * j + 2] = static_cast<int16_t>(merge);
+          pattern[entry(0)] = static_cast<int16_t>(low);
+          pattern[entry(1)] = static_cast<int16_t>(high);
+          pattern[entry(2)] = static_cast<int16_t>(merge);
         }
       }
       auto [it, inserted] = patternIndex.try_emplace(
@@ -552,46 +552,21 @@ void mlir::microscale::runByteTilePlan(const ByteTilePlan &plan,
       auto slot = [&](int64_t s) {
         return wordAt(kind.chunkBase[c] + entries[s]);
       };
-      auto selector = [&](int64_t i) { return uint32_t(uint16_t(entries[i])); };
       for (int64_t j = 0; j < w / 4; ++j) {
+        auto selector = [&](int64_t part) {
+          return uint32_t(uint16_t(entries[ByteTilePlan::getSelectorEntry(
+              kind.gather, w, j, part)]));
+        };
         uint32_t word;
         if (kind.gather == ByteTileGather::wordPairs) {
-          word = permuteBytes(slot(2 * j), slot(2 * j + 1),
-                              selector(w / 2 + j));
+          word = permuteBytes(slot(2 * j), slot(2 * j + 1), selector(0));
         } else {
-          const uint32_t low =
-              permuteBytes(slot(0), slot(1), selector(4 + 3 * j));
-          const uint32_t high =
-              permuteBytes(slot(2), slot(3), selector(4 + 3 * j + 1));
-          word = permuteBytes(low, high, selector(4 + 3 * j + 2));
+          const uint32_t low = permuteBytes(slot(0), slot(1), selector(0));
+          const uint32_t high = permuteBytes(slot(2), slot(3), selector(1));
+          word = permuteBytes(low, high, selector(2));
         }
         std::memcpy(out + 4 * j, &word, 4);
       }
     }
   }
-}
-
-int64_t ByteTilePlan::gatherPosition(const Kind &kind, int64_t c,
-                                     int64_t k) const {
-  const int16_t *entries = &patterns[storeBytes * kind.chunkPattern[c]];
-  auto nibble = [&](int64_t entry, int64_t i) {
-    return int64_t(uint16_t(entries[entry]) >> (4 * i) & 7);
-  };
-  const int64_t j = k / 4;
-  switch (kind.gather) {
-  case ByteTileGather::bytes:
-    return kind.chunkBase[c] + entries[k];
-  case ByteTileGather::wordPairs: {
-    const int64_t pick = nibble(storeBytes / 2 + j, k % 4);
-    return kind.chunkBase[c] + entries[2 * j + pick / 4] + pick % 4;
-  }
-  case ByteTileGather::wordQuads: {
-    const int64_t merged = nibble(4 + 3 * j + 2, k % 4);
-    const int64_t pick = merged < 4 ? nibble(4 + 3 * j, merged)
-                                    : nibble(4 + 3 * j + 1, merged - 4);
-    const int64_t slot = (merged < 4 ? 0 : 2) + pick / 4;
-    return kind.chunkBase[c] + entries[slot] + pick % 4;
-  }
-  }
-  return -1;
 }

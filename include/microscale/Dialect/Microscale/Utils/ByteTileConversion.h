@@ -114,12 +114,12 @@ struct ByteTilePlan {
   int64_t getNumPatterns() const {
     return static_cast<int64_t>(patterns.size()) / storeBytes;
   }
-  /// The shared byte that byte k of chunk c of `kind` takes (decoding the
-  /// permute selectors of a word gather).
-  int64_t gatherPosition(const Kind &kind, int64_t c, int64_t k) const;
   /// Shared reads per destination chunk of `kind`.
   int64_t getReadsPerChunk(const Kind &kind) const {
-    switch (kind.gather) {
+    return getReadsPerChunk(kind.gather, storeBytes);
+  }
+  static int64_t getReadsPerChunk(ByteTileGather gather, int64_t storeBytes) {
+    switch (gather) {
     case ByteTileGather::bytes:
       return storeBytes;
     case ByteTileGather::wordPairs:
@@ -128,6 +128,16 @@ struct ByteTilePlan {
       return 4;
     }
     return storeBytes;
+  }
+  /// A word gather's pattern entry holding the permute selector for
+  /// destination word `word`: wordPairs, its one selector (`part` 0);
+  /// wordQuads, `part` 0 and 1 the selectors of slots (0, 1) and (2, 3), 2
+  /// that of their merge.
+  static int64_t getSelectorEntry(ByteTileGather gather, int64_t storeBytes,
+                                  int64_t word, int64_t part = 0) {
+    const int64_t slots = getReadsPerChunk(gather, storeBytes);
+    return gather == ByteTileGather::wordPairs ? slots + word
+                                               : slots + 3 * word + part;
   }
   int64_t sharedPosition(int64_t loaded) const {
     return loaded + loaded / sharedPeriod * sharedPad;

@@ -17,6 +17,7 @@ mx_opt="$1" out="$2" mode="${3:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$out"
 : > "$out/cases.txt"
+rm -f "$out/picks.txt"
 # Compiles $out/NAME.mlir through microscale-gpu-to-ptx with the pass
 # pipeline prefix PREFIX (e.g. "microscale-nvvm-set-tiling{...},"): the
 # cubin as $out/NAME.cubin (ptxas here), the PTX as $out/NAME.ptx and the
@@ -192,8 +193,8 @@ MLIR
 }
 # Rows known at run time with the Hopper-layout weight: one cubin of the
 # six variants (mixed_matmul_hopper_0_rows1/8/16: the decode kernel;
-# rows17/rows65/rows257: the wgmma kernel), run at each M given with the variant
-# and grid the host code would choose (the wgmma grid's rows: ceil(M / T),
+# rows17/rows65/rows257: the wgmma kernel, each with its tiles), run at
+# each M given with the kernel and grid the host code would choose (the wgmma grid's rows: ceil(M / T),
 # T from the entry's wgmma shape).
 #   emit_hopper_dynamic K N M...
 emit_hopper_dynamic() {
@@ -217,16 +218,20 @@ MLIR
     [ "$m" -gt 64 ] && rows=65
     [ "$m" -gt 256 ] && rows=257
     local entry="mixed_matmul_hopper_0_rows$rows" entries
-    # Above 256 rows the host code chooses between up to three tiles:
-    # the one of the rule (host_large_tile), or with ALL_LARGE_TILES=1
-    # every one compiled (an A/B of the choice).
+    # The wgmma variants' host code chooses between the variant's tiles
+    # (evened token tiles _tN, and above 256 rows _w1 and _t256): the
+    # one it launches for M (host_pick, the compiler's own choice), or
+    # with ALL_TILES=1 every one compiled (an A/B of the choice); the
+    # pick goes to picks.txt either way.
     entries=$entry
-    if [ "$rows" = 257 ]; then
-      local sms=${SM_COUNT:-132}
-      if [ -n "${ALL_LARGE_TILES:-}" ]; then
-        entries=$(grep -oE "\.entry ${entry}(_w1|_t256)?\(" "$out/$name.ptx" | sed -e 's/\.entry //' -e 's/($//')
-      elif grep -q "\.entry ${entry}_t256(" "$out/$name.ptx"; then
-        entries=$entry$(host_large_tile "$m" "$n" "$sms")
+    if [ "$rows" -gt 16 ]; then
+      local pick
+      pick=$(host_pick "$k" "$n" "$m" "${SM_COUNT:-132}")
+      echo "$m $k $n $pick" >> "$out/picks.txt"
+      if [ -n "${ALL_TILES:-}" ]; then
+        entries=$(grep -oE "\.entry ${entry}(_w1|_t[0-9]+)?\(" "$out/$name.ptx" | sed -e 's/\.entry //' -e 's/($//')
+      else
+        entries=$pick
       fi
     fi
     for entry in $entries; do
@@ -245,22 +250,24 @@ MLIR
   done
   rm -f "$out/$name.lowered.mlir" "$out/$name.mlir"
 }
-# The suffix of the tile the host code launches above 256 rows known at
-# run time (chooseTileByBusiestSM on 128- and 256-token tiles, as
-# HopperLayoutMatmulKernel.cpp's chooseLargeTile): "" (128 tokens, two
-# warpgroups), _w1 (one) or _t256.
-#   host_large_tile M N SMS
-host_large_tile() {
-  awk -v m="$1" -v n="$2" -v sms="$3" 'function cd(a, b) { return int((a + b - 1) / b) }
-    function rounds(t, w) { return cd(cd(n, 64 * w) * cd(m, t), sms) }
-    BEGIN {
-      wg = cd(n, 128) * cd(m, 128) >= sms ? 2 : 1
-      planned = wg == 2 ? rounds(128, 2) * 256 : rounds(128, 1) * 128
-      if (m <= 120 * cd(m, 128)) { print wg == 2 ? "" : "_w1"; exit }
-      if (rounds(256, 1) >= 4 && rounds(256, 1) * 256 <= planned) { print "_t256"; exit }
-      if (wg == 1 || rounds(128, 1) * 128 < rounds(128, 2) * 256) { print "_w1"; exit }
-      print ""
-    }'
+# The kernel the host code of rows known at run time launches for M rows
+# of K x N on SMS SMs: the compiler's own choice, folded (M static behind
+# a memref.cast, canonicalized down to the one launch).
+#   host_pick K N M SMS
+host_pick() {
+  local k=$1 n=$2 m=$3 sms=$4 type vbytes sbytes
+  hopper_weight "$k" "$n" 0
+  cat > "$out/pick.mlir" <<MLIR
+func.func @mm(%sa: memref<${m}x${k}xbf16>, %v: memref<${vbytes}xi8>, %s: memref<${sbytes}xi8>, %g: f32, %so: memref<${m}x${n}xbf16>) {
+  %a = memref.cast %sa : memref<${m}x${k}xbf16> to memref<?x${k}xbf16>
+  %o = memref.cast %so : memref<${m}x${n}xbf16> to memref<?x${n}xbf16>
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<?x${k}xbf16>, $type, memref<${vbytes}xi8>, memref<${sbytes}xi8>, memref<?x${n}xbf16>
+  return
+}
+MLIR
+  "$mx_opt" "$out/pick.mlir" --pass-pipeline="builtin.module(microscale-nvvm-outline-kernels{sm-count=$sms},canonicalize)" |
+    grep -oE 'launch_func +@microscale_kernels::@[a-z_0-9]+' | sed 's/.*:://; s/^@//'
+  rm -f "$out/pick.mlir"
 }
 # The ragged (MoE) form with the expert weights in the Hopper layouts (rows
 # through a gather, out through a scatter, as emit's ragged cases): by
@@ -615,7 +622,7 @@ tile_ab_cases() {
 }
 # Rows known at run time above 256: every tile the host code chooses
 # between, at M from 300 to 4096, beside the static planner's kernel of the
-# same M (ALL_LARGE_TILES; host_large_tile names the host code's choice).
+# same M (ALL_TILES; picks.txt names the host code's choice).
 # DAB_SHAPES ("K N" pairs, comma-separated) and DAB_ROWS replace the
 # defaults (a second, unseen set).
 dynamic_ab_cases() {
@@ -624,7 +631,7 @@ dynamic_ab_cases() {
   IFS=, read -r -a shapes <<< "${DAB_SHAPES:-2880 5760,2880 2880,8192 8192,5120 13824,1504 1000}"
   IFS=$IFS_SAVE
   for kn in "${shapes[@]}"; do
-    ALL_LARGE_TILES=1 emit_hopper_dynamic $kn $rows
+    ALL_TILES=1 emit_hopper_dynamic $kn $rows
     for m in $rows; do
       emit_hopper $m $kn
     done

@@ -243,15 +243,23 @@ INSTANTIATE_TEST_SUITE_P(
         Case{50, 1024, 72, 4, {}, 8, true},
         Case{300, 96, 48, 2, {}, 0, true},
         // Above 256 rows known at run time, the host code's choice between
-        // three kernels (checked to be taken with the same sm-count by
-        // folding M in lit): by the busiest SM's work, one warpgroup of
+        // the variant's kernels (each checked to be taken with the same
+        // sm-count by folding M as the lit test mixed-matmul-hopper-
+        // dynamic-tiles does): by the busiest SM's work, one warpgroup of
         // 128 tokens (380 rows, 2 SMs) and 256-token tiles (500 rows, the
-        // last tile of 244); where the 128-token tiles are not nearly full
-        // (300 rows), the base rule: two warpgroups (3 SMs), one (7 SMs).
+        // last tile of 244); where M's 128-token tiles even out to 120
+        // (350 rows), the base rule: two warpgroups (3 SMs), one (7 SMs);
+        // to 104 (300 rows), the 112-token rung (3 tiles, the last of 76).
         Case{380, 160, 400, 4, {}, 2, true},
         Case{500, 160, 400, 4, {}, 2, true},
+        Case{350, 160, 200, 4, {}, 3, true},
+        Case{350, 160, 200, 4, {}, 7, true},
         Case{300, 160, 200, 4, {}, 3, true},
-        Case{300, 160, 200, 4, {}, 7, true},
+        // The rungs below 256 rows: 40 rows on the 48-token tile of the
+        // 17-64 variant, 130 rows on two 80-token tiles of the 65-256
+        // variant (the last of 50), both on 2 SMs.
+        Case{40, 160, 400, 4, {}, 2, true},
+        Case{130, 160, 400, 4, {}, 2, true},
         // Lhs rows static, out rows known at run time only: the decode
         // and wgmma variants.
         Case{7, 160, 40, 4, {}, 0, true, true},

@@ -671,17 +671,121 @@ Value chooseLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
   return ops.select(evenedFull, choice, planned);
 }
 
-/// Emits at `b` the last variant's body for each of `tiles` tilings
-/// (largeTileTilings'): for the one tiling, itself; for three, a switch on
-/// chooseLargeTile's choice.
-void switchOnLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
-                       int64_t smCount, size_t tiles,
-                       function_ref<void(OpBuilder &, Location, size_t)>
-                           emitTile) {
-  if (tiles == 1)
-    return emitTile(b, loc, 0);
-  emitSwitchOnIndex(b, loc, chooseLargeTile(b, loc, rows, n, smCount), tiles,
-                    emitTile);
+/// Rows known at run time: the tokens of the evened tiles (the static
+/// planner evens M's tiles out exactly; the host code rounds up to these)
+/// lie this far apart, below a variant's planned tile.
+constexpr int64_t kTokenRungStep = 16;
+
+/// Tokens per tile of as few tiles of at most `maxTokens` as cover `rows`,
+/// evened out (a multiple of 8: the wgmma's N), as the planner evens them.
+int64_t evenedTokens(int64_t rows, int64_t maxTokens) {
+  return llvm::alignTo(
+      llvm::divideCeil(rows, llvm::divideCeil(rows, maxTokens)), 8);
+}
+
+/// A wgmma variant of rows known at run time: the kernels the host code
+/// chooses between within its range of rows. First the rungs, tiles of
+/// fewer tokens than planned (ascending, one warpgroup, the planned split
+/// of K) that M's tiles, evened out, fit in; then the full tiles: the
+/// planned one, and on the last variant largeTileTilings' other two.
+struct WgmmaVariantTiles {
+  int64_t plannedTokens = 0;
+  SmallVector<int64_t> rungs;
+  SmallVector<MixedMatmulOptions> tilings;
+  SmallVector<std::string> suffixes;
+
+  size_t fullTiles() const { return tilings.size() - rungs.size(); }
+};
+
+/// The tiles of wgmma variant `variant` (an index of kDynamicPlanRows past
+/// the decode variants). Rungs only where the tiling leaves the tile to the
+/// planner, every kTokenRungStep tokens below the planned tile down to the
+/// fewest an M of the range evens out to (at least 16).
+WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
+                                    const nvvm::NVIDIAChip &chip,
+                                    int64_t smCount,
+                                    const MixedMatmulOptions &options,
+                                    size_t variant) {
+  const int64_t planRows = kDynamicPlanRows[variant];
+  const bool last = variant + 1 == std::size(kDynamicPlanRows);
+  WgmmaVariantTiles tiles;
+  if (last) {
+    tiles.tilings = largeTileTilings(op, chip, smCount, options);
+    static constexpr StringLiteral kLargeSuffixes[] = {"", "_w1", "_t256"};
+    for (size_t t = 0; t < tiles.tilings.size(); ++t)
+      tiles.suffixes.push_back(kLargeSuffixes[t].str());
+  } else {
+    tiles.tilings = {options};
+    tiles.suffixes = {""};
+  }
+  std::optional<WgmmaTile> planned =
+      planHopperWgmmaTile(op, chip, smCount, options, planRows);
+  if (!planned || options.warpRows || options.columnWarps ||
+      options.warpColumns || options.clusterSplitK)
+    return tiles;
+  tiles.plannedTokens = planned->tokens;
+  const int64_t firstRows = kDynamicLimits[variant - 1] + 1;
+  const int64_t lastRows =
+      last ? firstRows + 4 * planned->tokens
+           : std::min(kDynamicLimits[variant], firstRows + 4 * planned->tokens);
+  int64_t fewest = planned->tokens;
+  for (int64_t rows = firstRows; rows <= lastRows; ++rows)
+    fewest = std::min(fewest, evenedTokens(rows, planned->tokens));
+  SmallVector<MixedMatmulOptions> rungTilings;
+  for (int64_t tokens = planned->tokens - kTokenRungStep;
+       tokens >= std::max<int64_t>(fewest, 16); tokens -= kTokenRungStep) {
+    MixedMatmulOptions rung = options;
+    rung.warpRows = tokens;
+    rung.columnWarps = 4;
+    rung.clusterSplitK = planned->split;
+    if (!planHopperWgmmaTile(op, chip, smCount, rung, planRows))
+      break;
+    tiles.rungs.insert(tiles.rungs.begin(), tokens);
+    rungTilings.insert(rungTilings.begin(), rung);
+  }
+  tiles.tilings.insert(tiles.tilings.begin(), rungTilings.begin(),
+                       rungTilings.end());
+  SmallVector<std::string> rungNames;
+  for (int64_t tokens : tiles.rungs)
+    rungNames.push_back(("_t" + Twine(tokens)).str());
+  tiles.suffixes.insert(tiles.suffixes.begin(), rungNames.begin(),
+                        rungNames.end());
+  return tiles;
+}
+
+/// Emits at `b` the host code's choice among `tiles` for `rows` (an index
+/// value in the variant's range), each case built by `emitTile` with the
+/// index of its tiling: the fewest-token rung that M's tiles of the planned
+/// size, evened out, fit in; else the full tiles: for one, itself; for the
+/// last variant's three, a switch on chooseLargeTile's choice.
+void switchOnVariantTile(OpBuilder &b, Location loc, Value rows, int64_t n,
+                         int64_t smCount, const WgmmaVariantTiles &tiles,
+                         function_ref<void(OpBuilder &, Location, size_t)>
+                             emitTile) {
+  const size_t rungs = tiles.rungs.size();
+  auto emitFull = [&](OpBuilder &fb, Location fl) {
+    if (tiles.fullTiles() == 1)
+      return emitTile(fb, fl, rungs);
+    emitSwitchOnIndex(fb, fl, chooseLargeTile(fb, fl, rows, n, smCount),
+                      tiles.fullTiles(),
+                      [&](OpBuilder &cb, Location cl, size_t t) {
+                        emitTile(cb, cl, rungs + t);
+                      });
+  };
+  if (!rungs)
+    return emitFull(b, loc);
+  HostTileRuleOps ops{b, loc};
+  Value tileCount = ops.ceilDiv(rows, tiles.plannedTokens);
+  Value evened = arith::MulIOp::create(
+      b, loc,
+      ops.ceilDiv(arith::CeilDivUIOp::create(b, loc, rows, tileCount), 8),
+      ops.constant(8));
+  emitSwitchOnLimits(b, loc, evened, tiles.rungs,
+                     [&](OpBuilder &cb, Location cl, size_t c) {
+                       if (c < rungs)
+                         return emitTile(cb, cl, c);
+                       emitFull(cb, cl);
+                     });
 }
 } // namespace
 
@@ -708,12 +812,9 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
   SmallVector<Type> types = getHopperLayoutKernelArguments(op, true);
   SmallVector<HopperMatmulPlan> decodePlans;
   SmallVector<gpu::GPUFuncOp> decodeKernels;
-  SmallVector<HopperWgmmaKernel> wgmmaKernels;
-  // The last variant's tiles (one, or the three the host code chooses
-  // between), the rest of wgmmaKernels.
-  SmallVector<HopperWgmmaKernel> largeKernels;
-  const SmallVector<MixedMatmulOptions, 3> largeTilings =
-      largeTileTilings(op, chip, smCount, options);
+  // Per wgmma variant, its tiles and their kernels.
+  SmallVector<WgmmaVariantTiles> variantTiles;
+  SmallVector<SmallVector<HopperWgmmaKernel>> wgmmaKernels;
   for (size_t i = 0; i < std::size(kDynamicPlanRows); ++i) {
     const int64_t rows = kDynamicPlanRows[i];
     std::string name = ("mixed_matmul_hopper_" + Twine(index) + "_rows" +
@@ -729,34 +830,20 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
           buildKernel(op, *planned, kernels, name, types, options));
       continue;
     }
-    if (i + 1 < std::size(kDynamicPlanRows)) {
+    WgmmaVariantTiles &tiles = variantTiles.emplace_back(
+        wgmmaVariantTiles(op, chip, smCount, options, i));
+    SmallVector<HopperWgmmaKernel> &built = wgmmaKernels.emplace_back();
+    for (auto [tiling, suffix] : llvm::zip_equal(tiles.tilings, tiles.suffixes)) {
       FailureOr<HopperWgmmaKernel> kernel = buildHopperWgmmaKernel(
-          op, kernels, name, chip, smCount, options, rows, types);
+          op, kernels, name + suffix, chip, smCount, tiling, rows, types);
       if (failed(kernel))
         return failure();
-      wgmmaKernels.push_back(*kernel);
-      continue;
-    }
-    // Above the last limit: _w1 one warpgroup, _t256 256 tokens.
-    for (auto [t, tiling] : llvm::enumerate(largeTilings)) {
-      FailureOr<HopperWgmmaKernel> kernel = buildHopperWgmmaKernel(
-          op, kernels,
-          name + (t == 0 ? "" : t == 1 ? "_w1" : "_t256"), chip, smCount,
-          tiling, rows, types);
-      if (failed(kernel))
-        return failure();
-      largeKernels.push_back(*kernel);
+      built.push_back(*kernel);
     }
   }
   OpBuilder builder(op);
   SmallVector<Value> operands = kernelOperands(builder, op, types);
   const int64_t n = op.getRhsType().getShape()[1];
-  auto launchWgmma = [&](OpBuilder &b, Location loc,
-                         const HopperWgmmaKernel &k) {
-    Emitter at(b, loc);
-    Value tokenBlocks = at.div(at.add(operands.back(), k.tokens - 1), k.tokens);
-    k.launch(b, loc, tokenBlocks, operands, op.getLhs());
-  };
   switchOnRows(builder, op.getLoc(), operands.back(),
                [&](OpBuilder &b, Location loc, size_t i) {
                  if (i < kDecodeVariants) {
@@ -764,14 +851,16 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
                                       decodePlans[i], 1, operands);
                    return;
                  }
-                 if (i - kDecodeVariants < wgmmaKernels.size())
-                   return launchWgmma(b, loc,
-                                      wgmmaKernels[i - kDecodeVariants]);
-                 switchOnLargeTile(b, loc, operands.back(), n, sms,
-                                   largeKernels.size(),
-                                   [&](OpBuilder &cb, Location cl, size_t t) {
-                                     launchWgmma(cb, cl, largeKernels[t]);
-                                   });
+                 const size_t v = i - kDecodeVariants;
+                 switchOnVariantTile(
+                     b, loc, operands.back(), n, sms, variantTiles[v],
+                     [&](OpBuilder &cb, Location cl, size_t t) {
+                       const HopperWgmmaKernel &k = wgmmaKernels[v][t];
+                       Emitter at(cb, cl);
+                       Value tokenBlocks = at.div(
+                           at.add(operands.back(), k.tokens - 1), k.tokens);
+                       k.launch(cb, cl, tokenBlocks, operands, op.getLhs());
+                     });
                });
   op.erase();
   return success();
@@ -1066,10 +1155,11 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
     op.erase();
     return true;
   }
-  // The host code's switch, each case the emulation of its variant (the
-  // last, of each tile the host code chooses between).
-  const SmallVector<MixedMatmulOptions, 3> largeTilings =
-      largeTileTilings(op, chip, smCount, options);
+  // The host code's switch, each case the emulation of its variant (of
+  // each tile the host code chooses between).
+  SmallVector<WgmmaVariantTiles> variantTiles;
+  for (size_t i = kDecodeVariants; i < std::size(kDynamicPlanRows); ++i)
+    variantTiles.push_back(wgmmaVariantTiles(op, chip, smCount, options, i));
   SmallVector<Value> args =
       kernelOperands(b, op, getHopperLayoutKernelArguments(op, true));
   switchOnRows(b, op.getLoc(), args.back(),
@@ -1078,18 +1168,13 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
                    emitDecodeEmulation(vb, loc, plans[i], args);
                    return;
                  }
-                 if (i + 1 < std::size(kDynamicPlanRows)) {
-                   (void)emitHopperWgmmaEmulation(vb, op, chip, smCount,
-                                                  options, kDynamicPlanRows[i],
-                                                  args);
-                   return;
-                 }
-                 switchOnLargeTile(
+                 const WgmmaVariantTiles &tiles =
+                     variantTiles[i - kDecodeVariants];
+                 switchOnVariantTile(
                      vb, loc, args.back(), op.getRhsType().getShape()[1], sms,
-                     largeTilings.size(),
-                     [&](OpBuilder &cb, Location, size_t t) {
+                     tiles, [&](OpBuilder &cb, Location, size_t t) {
                        (void)emitHopperWgmmaEmulation(
-                           cb, op, chip, smCount, largeTilings[t],
+                           cb, op, chip, smCount, tiles.tilings[t],
                            kDynamicPlanRows[i], args);
                      });
                });

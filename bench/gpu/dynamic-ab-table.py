@@ -11,7 +11,9 @@ sms = int(sys.argv[3]) if len(sys.argv) > 3 else 132
 rows = [l for l in open(bench) if not l.startswith("#") and "," in l]
 times = {}
 for r in csv.DictReader(rows):
-    key = (int(r["m"]), int(r["k"]), int(r["n"]), r["kernel"])
+    # Kernels of rows known at run time are named FILE:ENTRY:mM.
+    kernel = r["kernel"].split(":")[1] if ":" in r["kernel"] else r["kernel"]
+    key = (int(r["m"]), int(r["k"]), int(r["n"]), kernel)
     times[key] = float(r.get("graph_us") or r["ours_us"])
 picks = {}
 for line in open(f"{folder}/picks.txt"):

@@ -685,13 +685,17 @@ int64_t evenedTokens(int64_t rows, int64_t maxTokens) {
 
 /// A wgmma variant of rows known at run time: the kernels the host code
 /// chooses between within its range of rows. First the rungs, tiles of
-/// fewer tokens than planned (ascending, one warpgroup, the planned split
-/// of K) that M's tiles, evened out, fit in; then the full tiles: the
-/// planned one, and on the last variant largeTileTilings' other two.
+/// fewer tokens than planned (ascending, one warpgroup) that M's tiles,
+/// evened out, fit in; then the full tiles: the planned one, and on the
+/// last variant largeTileTilings' other two. Each tiling is planned for
+/// its planRows: the full tiles for the variant's, a rung for the fewest
+/// tiles of the range (its split of K is the one the planner would choose
+/// there).
 struct WgmmaVariantTiles {
   int64_t plannedTokens = 0;
   SmallVector<int64_t> rungs;
   SmallVector<MixedMatmulOptions> tilings;
+  SmallVector<int64_t> planRows;
   SmallVector<std::string> suffixes;
 
   size_t fullTiles() const { return tilings.size() - rungs.size(); }
@@ -718,6 +722,7 @@ WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
     tiles.tilings = {options};
     tiles.suffixes = {""};
   }
+  tiles.planRows.assign(tiles.tilings.size(), planRows);
   std::optional<WgmmaTile> planned =
       planHopperWgmmaTile(op, chip, smCount, options, planRows);
   if (!planned || options.warpRows || options.columnWarps ||
@@ -731,20 +736,28 @@ WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
   int64_t fewest = planned->tokens;
   for (int64_t rows = firstRows; rows <= lastRows; ++rows)
     fewest = std::min(fewest, evenedTokens(rows, planned->tokens));
+  tiles.planRows.assign(tiles.tilings.size(), planRows);
+  // A rung's split of K: the planner's for the fewest tiles of the range
+  // (a rung serves M whose tiles even out below the planned size: few
+  // tiles, where a split keeps the SMs busy).
+  const int64_t fewestTiles = llvm::divideCeil(firstRows, planned->tokens);
   SmallVector<MixedMatmulOptions> rungTilings;
+  SmallVector<int64_t> rungRows;
   for (int64_t tokens = planned->tokens - kTokenRungStep;
        tokens >= std::max<int64_t>(fewest, 16); tokens -= kTokenRungStep) {
     MixedMatmulOptions rung = options;
     rung.warpRows = tokens;
     rung.columnWarps = 4;
-    rung.clusterSplitK = planned->split;
-    if (!planHopperWgmmaTile(op, chip, smCount, rung, planRows))
+    if (!planHopperWgmmaTile(op, chip, smCount, rung, fewestTiles * tokens))
       break;
     tiles.rungs.insert(tiles.rungs.begin(), tokens);
     rungTilings.insert(rungTilings.begin(), rung);
+    rungRows.insert(rungRows.begin(), fewestTiles * tokens);
   }
   tiles.tilings.insert(tiles.tilings.begin(), rungTilings.begin(),
                        rungTilings.end());
+  tiles.planRows.insert(tiles.planRows.begin(), rungRows.begin(),
+                        rungRows.end());
   SmallVector<std::string> rungNames;
   for (int64_t tokens : tiles.rungs)
     rungNames.push_back(("_t" + Twine(tokens)).str());
@@ -813,7 +826,7 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
   SmallVector<HopperMatmulPlan> decodePlans;
   SmallVector<gpu::GPUFuncOp> decodeKernels;
   // Per wgmma variant, its tiles and their kernels.
-  SmallVector<WgmmaVariantTiles> variantTiles;
+  SmallVector<WgmmaVariantTiles, 3> variantTiles;
   SmallVector<SmallVector<HopperWgmmaKernel>> wgmmaKernels;
   for (size_t i = 0; i < std::size(kDynamicPlanRows); ++i) {
     const int64_t rows = kDynamicPlanRows[i];
@@ -833,9 +846,11 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
     WgmmaVariantTiles &tiles = variantTiles.emplace_back(
         wgmmaVariantTiles(op, chip, smCount, options, i));
     SmallVector<HopperWgmmaKernel> &built = wgmmaKernels.emplace_back();
-    for (auto [tiling, suffix] : llvm::zip_equal(tiles.tilings, tiles.suffixes)) {
-      FailureOr<HopperWgmmaKernel> kernel = buildHopperWgmmaKernel(
-          op, kernels, name + suffix, chip, smCount, tiling, rows, types);
+    for (auto [tiling, tilingRows, suffix] :
+         llvm::zip_equal(tiles.tilings, tiles.planRows, tiles.suffixes)) {
+      FailureOr<HopperWgmmaKernel> kernel =
+          buildHopperWgmmaKernel(op, kernels, name + suffix, chip, smCount,
+                                 tiling, tilingRows, types);
       if (failed(kernel))
         return failure();
       built.push_back(*kernel);
@@ -1157,7 +1172,7 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
   }
   // The host code's switch, each case the emulation of its variant (of
   // each tile the host code chooses between).
-  SmallVector<WgmmaVariantTiles> variantTiles;
+  SmallVector<WgmmaVariantTiles, 3> variantTiles;
   for (size_t i = kDecodeVariants; i < std::size(kDynamicPlanRows); ++i)
     variantTiles.push_back(wgmmaVariantTiles(op, chip, smCount, options, i));
   SmallVector<Value> args =
@@ -1175,7 +1190,7 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
                      tiles, [&](OpBuilder &cb, Location, size_t t) {
                        (void)emitHopperWgmmaEmulation(
                            cb, op, chip, smCount, tiles.tilings[t],
-                           kDynamicPlanRows[i], args);
+                           tiles.planRows[t], args);
                      });
                });
   op.erase();

@@ -14,7 +14,9 @@
 // 104 (_t112: what the static planner runs, 104), 257 three of 88 (_t96);
 // M = 700 six of 120: no rung, two warpgroups by the base rule (270
 // blocks); M = 1000 two by the rule, 2000 and 4096 256-token tiles; on
-// 2880 x 2880: M = 300 three tiles of 112 tokens, 1000 one warpgroup by
+// 2880 x 2880: M = 300 three tiles of 112 tokens with K split in two (a
+// rung takes the split the planner chooses for its fewest tiles, here as
+// the static planner does at M = 300), 1000 one warpgroup by
 // the rule. Without the fold: the switches themselves.
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels --canonicalize | FileCheck %s
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s --check-prefix=SWITCH
@@ -110,7 +112,7 @@ func.func @rows_700(%sa: memref<700x2880xbf16>, %v: memref<8667136xi8>, %s: memr
 !sq = !microscale.qtensor<2880x2880, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
 // CHECK-LABEL: func.func @square_300
 // CHECK-NOT: scf.index_switch
-// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_{{[0-9]+}}_rows257_t112 blocks in (%c45, %c3, %c1) threads in (%c128,
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_{{[0-9]+}}_rows257_t112 blocks in (%c45, %c3, %c2) threads in (%c128,
 // CHECK-NOT: gpu.launch_func
 // CHECK: return
 func.func @square_300(%sa: memref<300x2880xbf16>, %v: memref<4521984xi8>, %s: memref<264960xi8>, %g: f32, %so: memref<300x2880xbf16>) {

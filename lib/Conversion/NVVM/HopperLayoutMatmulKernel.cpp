@@ -739,7 +739,11 @@ WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
   tiles.planRows.assign(tiles.tilings.size(), planRows);
   // A rung's split of K: the planner's for the fewest tiles of the range
   // (a rung serves M whose tiles even out below the planned size: few
-  // tiles, where a split keeps the SMs busy).
+  // tiles, where a split keeps the SMs busy), but no more than two or the
+  // variant's own where that is more: the range's M with more tiles than
+  // the fewest would be split too finely (48-token rungs split in four
+  // ran 10% slower than in two: docs/performance.md, "Rows known at run
+  // time: evened token tiles").
   const int64_t fewestTiles = llvm::divideCeil(firstRows, planned->tokens);
   SmallVector<MixedMatmulOptions> rungTilings;
   SmallVector<int64_t> rungRows;
@@ -748,6 +752,12 @@ WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
     MixedMatmulOptions rung = options;
     rung.warpRows = tokens;
     rung.columnWarps = 4;
+    std::optional<WgmmaTile> split =
+        planHopperWgmmaTile(op, chip, smCount, rung, fewestTiles * tokens);
+    if (!split)
+      break;
+    rung.clusterSplitK =
+        std::min(split->split, std::max<int64_t>(2, planned->split));
     if (!planHopperWgmmaTile(op, chip, smCount, rung, fewestTiles * tokens))
       break;
     tiles.rungs.insert(tiles.rungs.begin(), tokens);

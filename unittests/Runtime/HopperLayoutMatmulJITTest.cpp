@@ -245,15 +245,17 @@ INSTANTIATE_TEST_SUITE_P(
         // Above 256 rows known at run time, the host code's choice between
         // the variant's kernels (each checked to be taken with the same
         // sm-count by folding M as the lit test mixed-matmul-hopper-
-        // dynamic-tiles does): by the busiest SM's work, one warpgroup of
-        // 128 tokens (380 rows, 2 SMs) and 256-token tiles (500 rows, the
-        // last tile of 244); where M's 128-token tiles even out to 120
-        // (350 rows), the base rule: two warpgroups (3 SMs), one (7 SMs);
-        // to 104 (300 rows), the 112-token rung (3 tiles, the last of 76).
+        // dynamic-tiles does): where M's tiles stay full, by the busiest
+        // SM's work, one warpgroup of 128 tokens (380 rows, 2 SMs), 256-
+        // token tiles (500 rows, the last tile of 244), two warpgroups
+        // (380 rows of 200 columns, 3 SMs) or one (7 SMs); where they even
+        // out below full, the rungs: 120 tokens (350 rows: three tiles of
+        // 117) and 112 (300 rows: three of 104; the last of 76).
         Case{380, 160, 400, 4, {}, 2, true},
         Case{500, 160, 400, 4, {}, 2, true},
+        Case{380, 160, 200, 4, {}, 3, true},
+        Case{380, 160, 200, 4, {}, 7, true},
         Case{350, 160, 200, 4, {}, 3, true},
-        Case{350, 160, 200, 4, {}, 7, true},
         Case{300, 160, 200, 4, {}, 3, true},
         // The rungs below 256 rows: 40 rows on the 48-token tile of the
         // 17-64 variant, 130 rows on two 80-token tiles of the 65-256

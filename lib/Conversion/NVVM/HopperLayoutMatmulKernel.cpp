@@ -688,9 +688,8 @@ int64_t evenedTokens(int64_t rows, int64_t maxTokens) {
 /// fewer tokens than planned (ascending, one warpgroup) that M's tiles,
 /// evened out, fit in; then the full tiles: the planned one, and on the
 /// last variant largeTileTilings' other two. Each tiling is planned for
-/// its planRows: the full tiles for the variant's, a rung for the fewest
-/// tiles of the range (its split of K is the one the planner would choose
-/// there).
+/// its planRows: the variant's, or for the last variant's rungs the fewest
+/// tiles of its range.
 struct WgmmaVariantTiles {
   int64_t plannedTokens = 0;
   SmallVector<int64_t> rungs;
@@ -703,8 +702,9 @@ struct WgmmaVariantTiles {
 
 /// The tiles of wgmma variant `variant` (an index of kDynamicPlanRows past
 /// the decode variants). Rungs only where the tiling leaves the tile to the
-/// planner, every kTokenRungStep tokens below the planned tile down to the
-/// fewest an M of the range evens out to (at least 16).
+/// planner: 8 tokens below the planned tile, then every kTokenRungStep
+/// below it, down to the fewest an M of the range evens out to (at least
+/// 16).
 WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
                                     const nvvm::NVIDIAChip &chip,
                                     int64_t smCount,
@@ -737,32 +737,45 @@ WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
   for (int64_t rows = firstRows; rows <= lastRows; ++rows)
     fewest = std::min(fewest, evenedTokens(rows, planned->tokens));
   tiles.planRows.assign(tiles.tilings.size(), planRows);
-  // A rung's split of K: the planner's for the fewest tiles of the range
-  // (a rung serves M whose tiles even out below the planned size: few
-  // tiles, where a split keeps the SMs busy), but no more than two or the
-  // variant's own where that is more: the range's M with more tiles than
-  // the fewest would be split too finely (48-token rungs split in four
-  // ran 10% slower than in two: docs/performance.md, "Rows known at run
-  // time: evened token tiles").
+  // A rung's split of K: the planner's for rows of its range. The
+  // variants below 256 rows are planned for such rows (64, 256), and their
+  // rungs take their split; the last one is planned for 4096 rows, where K
+  // is never split, and its rungs serve M whose tiles even out below full,
+  // a few tiles: the planner's split for the range's fewest tiles, at most
+  // two (docs/performance.md, "Rows known at run time: evened token
+  // tiles": rungs of the variants below 256 rows planned that way ran up
+  // to 25% slower, those of the last one up to 1.6x faster).
   const int64_t fewestTiles = llvm::divideCeil(firstRows, planned->tokens);
   SmallVector<MixedMatmulOptions> rungTilings;
   SmallVector<int64_t> rungRows;
-  for (int64_t tokens = planned->tokens - kTokenRungStep;
-       tokens >= std::max<int64_t>(fewest, 16); tokens -= kTokenRungStep) {
+  // Just below the planned tile, one rung 8 tokens fewer (the wgmma's
+  // step): M's tiles often even out just short of full (M = 700: six of
+  // 117), where the next rung down would not hold them.
+  SmallVector<int64_t> rungTokens = {planned->tokens - 8};
+  for (int64_t tokens = planned->tokens - kTokenRungStep; tokens > 0;
+       tokens -= kTokenRungStep)
+    rungTokens.push_back(tokens);
+  for (int64_t tokens : rungTokens) {
+    if (tokens < std::max<int64_t>(fewest, 16))
+      break;
     MixedMatmulOptions rung = options;
     rung.warpRows = tokens;
     rung.columnWarps = 4;
-    std::optional<WgmmaTile> split =
-        planHopperWgmmaTile(op, chip, smCount, rung, fewestTiles * tokens);
-    if (!split)
-      break;
-    rung.clusterSplitK =
-        std::min(split->split, std::max<int64_t>(2, planned->split));
-    if (!planHopperWgmmaTile(op, chip, smCount, rung, fewestTiles * tokens))
+    const int64_t rungPlanRows = last ? fewestTiles * tokens : planRows;
+    if (!last) {
+      rung.clusterSplitK = planned->split;
+    } else {
+      std::optional<WgmmaTile> fewestSplit =
+          planHopperWgmmaTile(op, chip, smCount, rung, rungPlanRows);
+      if (!fewestSplit)
+        break;
+      rung.clusterSplitK = std::min<int64_t>(fewestSplit->split, 2);
+    }
+    if (!planHopperWgmmaTile(op, chip, smCount, rung, rungPlanRows))
       break;
     tiles.rungs.insert(tiles.rungs.begin(), tokens);
     rungTilings.insert(rungTilings.begin(), rung);
-    rungRows.insert(rungRows.begin(), fewestTiles * tokens);
+    rungRows.insert(rungRows.begin(), rungPlanRows);
   }
   tiles.tilings.insert(tiles.tilings.begin(), rungTilings.begin(),
                        rungTilings.end());

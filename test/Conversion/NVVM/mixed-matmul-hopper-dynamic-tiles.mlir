@@ -1,8 +1,9 @@
 // Rows known at run time: each wgmma variant (rows17: 17-64 rows, rows65:
 // 65-256, rows257: above) compiles its planned tile and, below it, tiles
-// of 16 tokens fewer at a time (_t32, _t48; _t80, _t96, _t112; _t96,
-// _t112): the host code evens M's tiles of the planned size out (as the
-// static planner does) and launches the fewest-token tile they fit in.
+// of 8 tokens fewer, then of 16 fewer at a time (_t32, _t48, _t56; _t80,
+// _t96, _t112, _t120; _t96, _t112, _t120): the host code evens M's tiles
+// of the planned size out (as the static planner does) and launches the
+// fewest-token tile they fit in.
 // Above 256 rows, where they stay full, it chooses from M by the rule the
 // planner applies where M is static (the busiest SM's work:
 // chooseTileByBusiestSM) between rows257 (128 tokens, two warpgroups),
@@ -12,8 +13,8 @@
 // x 5760 over 132 SMs: M = 40 one tile of 40 tokens (_t48, K split in 3
 // as planned), 100 one of 104 (_t112), 130 two of 72 (_t80), 300 three of
 // 104 (_t112: what the static planner runs, 104), 257 three of 88 (_t96);
-// M = 700 six of 120: no rung, two warpgroups by the base rule (270
-// blocks); M = 1000 two by the rule, 2000 and 4096 256-token tiles; on
+// M = 700 six of 117 (_t120); M = 1000 two warpgroups of 128 by the
+// rule, 2000 and 4096 256-token tiles; on
 // 2880 x 2880: M = 300 three tiles of 112 tokens with K split in two (a
 // rung takes the split the planner chooses for its fewest tiles, here as
 // the static planner does at M = 300), 1000 one warpgroup by
@@ -99,7 +100,7 @@ func.func @rows_300(%sa: memref<300x2880xbf16>, %v: memref<8667136xi8>, %s: memr
 
 // CHECK-LABEL: func.func @rows_700
 // CHECK-NOT: scf.index_switch
-// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_{{[0-9]+}}_rows257 blocks in (%c45, %c6, %c1) threads in (%c256,
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_{{[0-9]+}}_rows257_t120 blocks in (%c90, %c6, %c1) threads in (%c128,
 // CHECK-NOT: gpu.launch_func
 // CHECK: return
 func.func @rows_700(%sa: memref<700x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518400xi8>, %g: f32, %so: memref<700x5760xbf16>) {
@@ -182,6 +183,8 @@ func.func @rows_4096(%sa: memref<4096x2880xbf16>, %v: memref<8667136xi8>, %s: me
 // SWITCH-NEXT: case 1 {
 // SWITCH: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_[[I]]_rows257_t112 blocks
 // SWITCH: case 2 {
+// SWITCH: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_[[I]]_rows257_t120 blocks
+// SWITCH: case 3 {
 // SWITCH: arith.ceildivui
 // SWITCH: scf.index_switch %{{[0-9]+}}
 // SWITCH-NEXT: case 1 {
@@ -193,9 +196,9 @@ func.func @rows_4096(%sa: memref<4096x2880xbf16>, %v: memref<8667136xi8>, %s: me
 // SWITCH: default {
 // SWITCH: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_[[I]]_rows257_t96 blocks
 // SWITCH: gpu.module @microscale_kernels
-// SWITCH-COUNT-3: gpu.func @mixed_matmul_hopper_{{[0-9]+}}_rows17{{(_t32|_t48)?}}(
-// SWITCH-COUNT-4: gpu.func @mixed_matmul_hopper_{{[0-9]+}}_rows65{{(_t80|_t96|_t112)?}}(
-// SWITCH-COUNT-5: gpu.func @mixed_matmul_hopper_{{[0-9]+}}_rows257{{(_t96|_t112|_w1|_t256)?}}(
+// SWITCH-COUNT-4: gpu.func @mixed_matmul_hopper_{{[0-9]+}}_rows17{{(_t32|_t48|_t56)?}}(
+// SWITCH-COUNT-5: gpu.func @mixed_matmul_hopper_{{[0-9]+}}_rows65{{(_t80|_t96|_t112|_t120)?}}(
+// SWITCH-COUNT-6: gpu.func @mixed_matmul_hopper_{{[0-9]+}}_rows257{{(_t96|_t112|_t120|_w1|_t256)?}}(
 // ASKED-LABEL: func.func @serve
 // ASKED: case 5 {
 // ASKED-NOT: scf.index_switch

@@ -673,7 +673,8 @@ Value chooseLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
 
 /// Rows known at run time: the tokens of the evened tiles (the static
 /// planner evens M's tiles out exactly; the host code rounds up to these)
-/// lie this far apart, below a variant's planned tile.
+/// lie this far apart below the first, 8 tokens under a variant's planned
+/// tile.
 constexpr int64_t kTokenRungStep = 16;
 
 /// Tokens per tile of as few tiles of at most `maxTokens` as cover `rows`,
@@ -736,7 +737,6 @@ WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
   int64_t fewest = planned->tokens;
   for (int64_t rows = firstRows; rows <= lastRows; ++rows)
     fewest = std::min(fewest, evenedTokens(rows, planned->tokens));
-  tiles.planRows.assign(tiles.tilings.size(), planRows);
   // A rung's split of K: the planner's for rows of its range. The
   // variants below 256 rows are planned for such rows (64, 256), and their
   // rungs take their split; the last one is planned for 4096 rows, where K

@@ -257,11 +257,14 @@ INSTANTIATE_TEST_SUITE_P(
         Case{380, 160, 200, 4, {}, 7, true},
         Case{350, 160, 200, 4, {}, 3, true},
         Case{300, 160, 200, 4, {}, 3, true},
-        // The rungs below 256 rows: 40 rows on the 48-token tile of the
-        // 17-64 variant, 130 rows on two 80-token tiles of the 65-256
-        // variant (the last of 50), both on 2 SMs.
+        // The rungs below 256 rows, all on 2 SMs: 40 and 55 rows on the
+        // 48- and 56-token tiles of the 17-64 variant; 130 rows on two
+        // 80-token tiles of the 65-256 variant (the last of 50), 230 on
+        // two of 120 (the last of 110).
         Case{40, 160, 400, 4, {}, 2, true},
+        Case{55, 160, 400, 4, {}, 2, true},
         Case{130, 160, 400, 4, {}, 2, true},
+        Case{230, 160, 400, 4, {}, 2, true},
         // Lhs rows static, out rows known at run time only: the decode
         // and wgmma variants.
         Case{7, 160, 40, 4, {}, 0, true, true},

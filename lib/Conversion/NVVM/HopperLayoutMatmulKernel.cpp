@@ -677,28 +677,27 @@ Value chooseLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
 /// tile.
 constexpr int64_t kTokenRungStep = 16;
 
-/// Tokens per tile of as few tiles of at most `maxTokens` as cover `rows`,
-/// evened out (a multiple of 8: the wgmma's N), as the planner evens them.
-int64_t evenedTokens(int64_t rows, int64_t maxTokens) {
-  return llvm::alignTo(
-      llvm::divideCeil(rows, llvm::divideCeil(rows, maxTokens)), 8);
-}
+/// One kernel of a wgmma variant of rows known at run time: its tiling, the
+/// rows it is planned for and the suffix of its name.
+struct VariantTile {
+  MixedMatmulOptions tiling;
+  int64_t planRows = 0;
+  std::string suffix;
+};
 
 /// A wgmma variant of rows known at run time: the kernels the host code
 /// chooses between within its range of rows. First the rungs, tiles of
 /// fewer tokens than planned (ascending, one warpgroup) that M's tiles,
 /// evened out, fit in; then the full tiles: the planned one, and on the
-/// last variant largeTileTilings' other two. Each tiling is planned for
-/// its planRows: the variant's, or for the last variant's rungs the fewest
-/// tiles of its range.
+/// last variant largeTileTilings' other two. Each is planned for the
+/// variant's rows, or, for the last variant's rungs, the fewest tiles of
+/// its range.
 struct WgmmaVariantTiles {
   int64_t plannedTokens = 0;
-  SmallVector<int64_t> rungs;
-  SmallVector<MixedMatmulOptions> tilings;
-  SmallVector<int64_t> planRows;
-  SmallVector<std::string> suffixes;
+  SmallVector<int64_t> rungs; // tokens of the first rungs.size() tiles
+  SmallVector<VariantTile> tiles;
 
-  size_t fullTiles() const { return tilings.size() - rungs.size(); }
+  size_t fullTiles() const { return tiles.size() - rungs.size(); }
 };
 
 /// The tiles of wgmma variant `variant` (an index of kDynamicPlanRows past
@@ -713,30 +712,31 @@ WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
                                     size_t variant) {
   const int64_t planRows = kDynamicPlanRows[variant];
   const bool last = variant + 1 == std::size(kDynamicPlanRows);
-  WgmmaVariantTiles tiles;
+  SmallVector<VariantTile> full;
   if (last) {
-    tiles.tilings = largeTileTilings(op, chip, smCount, options);
     static constexpr StringLiteral kLargeSuffixes[] = {"", "_w1", "_t256"};
-    for (size_t t = 0; t < tiles.tilings.size(); ++t)
-      tiles.suffixes.push_back(kLargeSuffixes[t].str());
+    for (auto [t, tiling] :
+         llvm::enumerate(largeTileTilings(op, chip, smCount, options)))
+      full.push_back({tiling, planRows, kLargeSuffixes[t].str()});
   } else {
-    tiles.tilings = {options};
-    tiles.suffixes = {""};
+    full.push_back({options, planRows, ""});
   }
-  tiles.planRows.assign(tiles.tilings.size(), planRows);
+  WgmmaVariantTiles variantTiles;
   std::optional<WgmmaTile> planned =
       planHopperWgmmaTile(op, chip, smCount, options, planRows);
   if (!planned || options.warpRows || options.columnWarps ||
-      options.warpColumns || options.clusterSplitK)
-    return tiles;
-  tiles.plannedTokens = planned->tokens;
+      options.warpColumns || options.clusterSplitK) {
+    variantTiles.tiles = std::move(full);
+    return variantTiles;
+  }
+  variantTiles.plannedTokens = planned->tokens;
   const int64_t firstRows = kDynamicLimits[variant - 1] + 1;
   const int64_t lastRows =
       last ? firstRows + 4 * planned->tokens
            : std::min(kDynamicLimits[variant], firstRows + 4 * planned->tokens);
   int64_t fewest = planned->tokens;
   for (int64_t rows = firstRows; rows <= lastRows; ++rows)
-    fewest = std::min(fewest, evenedTokens(rows, planned->tokens));
+    fewest = std::min(fewest, evenTokenTiles(rows, planned->tokens));
   // A rung's split of K: the planner's for rows of its range. The
   // variants below 256 rows are planned for such rows (64, 256), and their
   // rungs take their split; the last one is planned for 4096 rows, where K
@@ -746,8 +746,6 @@ WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
   // tiles": rungs of the variants below 256 rows planned that way ran up
   // to 25% slower, those of the last one up to 1.6x faster).
   const int64_t fewestTiles = llvm::divideCeil(firstRows, planned->tokens);
-  SmallVector<MixedMatmulOptions> rungTilings;
-  SmallVector<int64_t> rungRows;
   // Just below the planned tile, one rung 8 tokens fewer (the wgmma's
   // step): M's tiles often even out just short of full (M = 700: six of
   // 117), where the next rung down would not hold them.
@@ -773,20 +771,16 @@ WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
     }
     if (!planHopperWgmmaTile(op, chip, smCount, rung, rungPlanRows))
       break;
-    tiles.rungs.insert(tiles.rungs.begin(), tokens);
-    rungTilings.insert(rungTilings.begin(), rung);
-    rungRows.insert(rungRows.begin(), rungPlanRows);
+    variantTiles.rungs.push_back(tokens);
+    variantTiles.tiles.push_back(
+        {rung, rungPlanRows, ("_t" + Twine(tokens)).str()});
   }
-  tiles.tilings.insert(tiles.tilings.begin(), rungTilings.begin(),
-                       rungTilings.end());
-  tiles.planRows.insert(tiles.planRows.begin(), rungRows.begin(),
-                        rungRows.end());
-  SmallVector<std::string> rungNames;
-  for (int64_t tokens : tiles.rungs)
-    rungNames.push_back(("_t" + Twine(tokens)).str());
-  tiles.suffixes.insert(tiles.suffixes.begin(), rungNames.begin(),
-                        rungNames.end());
-  return tiles;
+  // Found from the largest down; the host code's switch wants them
+  // ascending.
+  std::reverse(variantTiles.rungs.begin(), variantTiles.rungs.end());
+  std::reverse(variantTiles.tiles.begin(), variantTiles.tiles.end());
+  variantTiles.tiles.append(full.begin(), full.end());
+  return variantTiles;
 }
 
 /// Emits at `b` the host code's choice among `tiles` for `rows` (an index
@@ -810,10 +804,10 @@ void switchOnVariantTile(OpBuilder &b, Location loc, Value rows, int64_t n,
   };
   if (!rungs)
     return emitFull(b, loc);
+  // evenTokenTiles(rows, plannedTokens), in the host code.
   HostTileRuleOps ops{b, loc};
   Value tileCount = ops.ceilDiv(rows, tiles.plannedTokens);
-  Value evened = arith::MulIOp::create(
-      b, loc,
+  Value evened = ops.mul(
       ops.ceilDiv(arith::CeilDivUIOp::create(b, loc, rows, tileCount), 8),
       ops.constant(8));
   emitSwitchOnLimits(b, loc, evened, tiles.rungs,
@@ -869,11 +863,10 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
     WgmmaVariantTiles &tiles = variantTiles.emplace_back(
         wgmmaVariantTiles(op, chip, smCount, options, i));
     SmallVector<HopperWgmmaKernel> &built = wgmmaKernels.emplace_back();
-    for (auto [tiling, tilingRows, suffix] :
-         llvm::zip_equal(tiles.tilings, tiles.planRows, tiles.suffixes)) {
-      FailureOr<HopperWgmmaKernel> kernel =
-          buildHopperWgmmaKernel(op, kernels, name + suffix, chip, smCount,
-                                 tiling, tilingRows, types);
+    for (const VariantTile &tile : tiles.tiles) {
+      FailureOr<HopperWgmmaKernel> kernel = buildHopperWgmmaKernel(
+          op, kernels, name + tile.suffix, chip, smCount, tile.tiling,
+          tile.planRows, types);
       if (failed(kernel))
         return failure();
       built.push_back(*kernel);
@@ -1212,8 +1205,8 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
                      vb, loc, args.back(), op.getRhsType().getShape()[1], sms,
                      tiles, [&](OpBuilder &cb, Location, size_t t) {
                        (void)emitHopperWgmmaEmulation(
-                           cb, op, chip, smCount, tiles.tilings[t],
-                           tiles.planRows[t], args);
+                           cb, op, chip, smCount, tiles.tiles[t].tiling,
+                           tiles.tiles[t].planRows, args);
                      });
                });
   op.erase();

@@ -13,6 +13,7 @@
 #include "microscale/Conversion/NVVM/KernelTiling.h"
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::microscale {
 
@@ -114,6 +115,14 @@ bool hasDynamicRows(MixedMatmulStorageOp op);
 /// they are known at run time only).
 SmallVector<Type> getHopperLayoutKernelArguments(MixedMatmulStorageOp op,
                                                  bool dynamicRows);
+
+/// Tokens per tile of as few tiles of at most `maxTokens` as cover `rows`,
+/// evened out (a multiple of 8: the wgmma's N): the planner's token tile,
+/// and what the host code of rows known at run time evens M to.
+inline int64_t evenTokenTiles(int64_t rows, int64_t maxTokens) {
+  return llvm::alignTo(
+      llvm::divideCeil(rows, llvm::divideCeil(rows, maxTokens)), 8);
+}
 
 /// The tile the wgmma kernel is planned with for `planRows` rows and
 /// `options`, or std::nullopt where it does not plan (silently).

@@ -149,13 +149,6 @@ static std::pair<Value, Value> splitChunks(Emitter &e, const WgmmaPlan &w,
                      .getResult()};
 }
 
-/// Tokens per tile of as few tiles of at most `maxTokens` as cover `rows`,
-/// evened out (a multiple of 8: the wgmma's N).
-static int64_t evenTokenTiles(int64_t rows, int64_t maxTokens) {
-  return llvm::alignTo(
-      llvm::divideCeil(rows, llvm::divideCeil(rows, maxTokens)), 8);
-}
-
 static FailureOr<WgmmaPlan>
 planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
                 const nvvm::NVIDIAChip &chip, int64_t smCount,

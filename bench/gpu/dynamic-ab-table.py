@@ -22,10 +22,11 @@ for line in open(f"{folder}/picks.txt"):
 
 
 def before(m, n, pick):
-    """The kernel the host code launched before the rungs: the variant's
+    """The kernel the host code launched before the rungs (and the split
+    sibling): the variant's
     planned tile, above 256 rows the base rule's (chooseLargeTile where
     M's tiles even out to 120 or less)."""
-    base = re.sub(r"_t(?!256)\d+$", "", pick)
+    base = re.sub(r"_t(?!256)\d+$|_s2$", "", pick)
     if base == pick or not base.endswith("rows257"):
         return base
     pairs = math.ceil(n / 128) * math.ceil(m / 128)

@@ -219,17 +219,17 @@ MLIR
     [ "$m" -gt 256 ] && rows=257
     local entry="mixed_matmul_hopper_0_rows$rows" entries
     # The wgmma variants' host code chooses between the variant's tiles
-    # (evened token tiles _tN, and above 256 rows _w1 and _t256): the
-    # one it launches for M (host_pick, the compiler's own choice), or
-    # with ALL_TILES=1 every one compiled (an A/B of the choice); the
-    # pick goes to picks.txt either way.
+    # (evened token tiles _tN, and above 256 rows _w1, _t256 and, on
+    # narrow weights, _s2): the one it launches for M (host_pick, the
+    # compiler's own choice), or with ALL_TILES=1 every one compiled (an
+    # A/B of the choice); the pick goes to picks.txt either way.
     entries=$entry
     if [ "$rows" -gt 16 ]; then
       local pick
       pick=$(host_pick "$k" "$n" "$m" "${SM_COUNT:-132}")
       echo "$m $k $n $pick" >> "$out/picks.txt"
       if [ -n "${ALL_TILES:-}" ]; then
-        entries=$(grep -oE "\.entry ${entry}(_w1|_t[0-9]+)?\(" "$out/$name.ptx" | sed -e 's/\.entry //' -e 's/($//')
+        entries=$(grep -oE "\.entry ${entry}(_w1|_s2|_t[0-9]+)?\(" "$out/$name.ptx" | sed -e 's/\.entry //' -e 's/($//')
       else
         entries=$pick
       fi

@@ -257,6 +257,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{380, 160, 200, 4, {}, 7, true},
         Case{350, 160, 200, 4, {}, 3, true},
         Case{300, 160, 200, 4, {}, 3, true},
+        // The split sibling of the full tiles: 380 rows of 200 columns on
+        // 7 SMs again, with K long enough to split (1056: 17 chunks, the
+        // last a half), where one warpgroup's 12 blocks would give some SM
+        // fewer than two: 128-token tiles, K split in two.
+        Case{380, 1056, 200, 4, {}, 7, true},
         // The rungs below 256 rows, all on 2 SMs: 40 and 55 rows on the
         // 48- and 56-token tiles of the 17-64 variant; 130 rows on two
         // 80-token tiles of the 65-256 variant (the last of 50), 230 on

@@ -613,9 +613,13 @@ struct HostTileRuleOps {
 /// host code chooses between by chooseTileByBusiestSM, in its order: the
 /// tile planned for kDynamicPlanRows' last rows (128 tokens, two
 /// warpgroups), 128 tokens of one warpgroup, 256 tokens of one; K not split
-/// in any (the rule is for unsplit tiles). Only that first tiling where the
-/// rule would not apply: a tile asked for, or another planned.
-SmallVector<MixedMatmulOptions, 3>
+/// in any (the rule is for unsplit tiles). Then, where some M of the range
+/// would leave one warpgroup's 128-token blocks fewer than two per SM (a
+/// narrow weight), the split sibling: 128 tokens of one warpgroup with K
+/// split in two, as the planner splits K for such an M where it is static.
+/// Only that first tiling where the rule would not apply: a tile asked for,
+/// or another planned.
+SmallVector<MixedMatmulOptions, 4>
 largeTileTilings(MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip,
                  int64_t smCount, const MixedMatmulOptions &options) {
   constexpr int64_t planRows = std::end(kDynamicPlanRows)[-1];
@@ -627,7 +631,7 @@ largeTileTilings(MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip,
   if (!planned || planned->tokens != 128 || planned->warpgroups != 2 ||
       planned->split != 1)
     return {options};
-  SmallVector<MixedMatmulOptions, 3> tilings = {options};
+  SmallVector<MixedMatmulOptions, 4> tilings = {options};
   for (int64_t tokens : {128, 256}) {
     MixedMatmulOptions one = options;
     one.warpRows = tokens;
@@ -637,17 +641,30 @@ largeTileTilings(MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip,
       return {options};
     tilings.push_back(one);
   }
+  ArrayRef<int64_t> shape = op.getRhsType().getShape();
+  const int64_t fewestBlocks =
+      llvm::divideCeil(shape[1], 64) *
+      llvm::divideCeil(std::end(kDynamicLimits)[-1] + 1, 128);
+  MixedMatmulOptions split = tilings[1];
+  split.clusterSplitK = 2;
+  if (fewerThanTwoBlocksPerSM(fewestBlocks,
+                              smCount ? smCount : chip.defaultSMCount) &&
+      llvm::divideCeil(shape[0], 64) >= 2 * kMinClusterSplitChunks &&
+      planHopperWgmmaTile(op, chip, smCount, split, planRows))
+    tilings.push_back(split);
   return tilings;
 }
 
-/// Emits at `b` the host code's choice among largeTileTilings' three for
+/// Emits at `b` the host code's choice among largeTileTilings' tiles for
 /// `rows` (an index value above the last limit): the planner's base rule
 /// (two warpgroups where their blocks cover the SMs), then, where the
 /// planner would apply it, chooseTileByBusiestSM on 128- and 256-token
-/// tiles. (The static planner evens its tiles out to M; here they are the
-/// kernels' 128 and 256.)
+/// tiles; with `splitSibling`, that sibling wherever one warpgroup's
+/// 128-token blocks give some SM fewer than two (the planner splits K
+/// there before any other rule). (The static planner evens its tiles out
+/// to M; here they are the kernels' 128 and 256.)
 Value chooseLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
-                      int64_t smCount) {
+                      int64_t smCount, bool splitSibling) {
   HostTileRuleOps ops{b, loc};
   Value pairBlocks =
       ops.mul(ops.constant(llvm::divideCeil(n, 128)), ops.ceilDiv(rows, 128));
@@ -668,7 +685,14 @@ Value chooseLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
   // "Rows known at run time: the host code's tile").
   Value evenedFull = ops.lt(ops.mul(ops.constant(120), ops.ceilDiv(rows, 128)),
                             rows);
-  return ops.select(evenedFull, choice, planned);
+  choice = ops.select(evenedFull, choice, planned);
+  if (!splitSibling)
+    return choice;
+  Value oneWarpgroupBlocks =
+      ops.mul(ops.constant(llvm::divideCeil(n, 64)), ops.ceilDiv(rows, 128));
+  return ops.select(
+      ops.lt(oneWarpgroupBlocks, ops.constant(2 * smCount)), ops.constant(3),
+      choice);
 }
 
 /// Rows known at run time: the tokens of the evened tiles (the static
@@ -689,7 +713,7 @@ struct VariantTile {
 /// chooses between within its range of rows. First the rungs, tiles of
 /// fewer tokens than planned (ascending, one warpgroup) that M's tiles,
 /// evened out, fit in; then the full tiles: the planned one, and on the
-/// last variant largeTileTilings' other two. Each is planned for the
+/// last variant largeTileTilings' others. Each is planned for the
 /// variant's rows, or, for the last variant's rungs, the fewest tiles of
 /// its range.
 struct WgmmaVariantTiles {
@@ -714,7 +738,8 @@ WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
   const bool last = variant + 1 == std::size(kDynamicPlanRows);
   SmallVector<VariantTile> full;
   if (last) {
-    static constexpr StringLiteral kLargeSuffixes[] = {"", "_w1", "_t256"};
+    static constexpr StringLiteral kLargeSuffixes[] = {"", "_w1", "_t256",
+                                                      "_s2"};
     for (auto [t, tiling] :
          llvm::enumerate(largeTileTilings(op, chip, smCount, options)))
       full.push_back({tiling, planRows, kLargeSuffixes[t].str()});
@@ -787,7 +812,7 @@ WgmmaVariantTiles wgmmaVariantTiles(MixedMatmulStorageOp op,
 /// value in the variant's range), each case built by `emitTile` with the
 /// index of its tiling: the fewest-token rung that M's tiles of the planned
 /// size, evened out, fit in; else the full tiles: for one, itself; for the
-/// last variant's three, a switch on chooseLargeTile's choice.
+/// last variant's, a switch on chooseLargeTile's choice.
 void switchOnVariantTile(OpBuilder &b, Location loc, Value rows, int64_t n,
                          int64_t smCount, const WgmmaVariantTiles &tiles,
                          function_ref<void(OpBuilder &, Location, size_t)>
@@ -796,7 +821,9 @@ void switchOnVariantTile(OpBuilder &b, Location loc, Value rows, int64_t n,
   auto emitFull = [&](OpBuilder &fb, Location fl) {
     if (tiles.fullTiles() == 1)
       return emitTile(fb, fl, rungs);
-    emitSwitchOnIndex(fb, fl, chooseLargeTile(fb, fl, rows, n, smCount),
+    emitSwitchOnIndex(fb, fl,
+                      chooseLargeTile(fb, fl, rows, n, smCount,
+                                      tiles.fullTiles() == 4),
                       tiles.fullTiles(),
                       [&](OpBuilder &cb, Location cl, size_t t) {
                         emitTile(cb, cl, rungs + t);

@@ -124,6 +124,15 @@ inline int64_t evenTokenTiles(int64_t rows, int64_t maxTokens) {
       llvm::divideCeil(rows, llvm::divideCeil(rows, maxTokens)), 8);
 }
 
+/// K split over the blocks of a cluster: each block takes at least this
+/// many of the 64-K chunks, and the planner splits while the blocks of one
+/// warpgroup would give some SM fewer than two (the host code of rows
+/// known at run time applies the same test to its full tiles).
+constexpr int64_t kMinClusterSplitChunks = 8;
+inline bool fewerThanTwoBlocksPerSM(int64_t blocks, int64_t smCount) {
+  return blocks < 2 * smCount;
+}
+
 /// The tile the wgmma kernel is planned with for `planRows` rows and
 /// `options`, or std::nullopt where it does not plan (silently).
 struct WgmmaTile {

@@ -212,15 +212,15 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   };
   // Tiles above 64 tokens split in two at most: three ran 30-40% slower
   // than two there (docs/performance.md, "Measurements behind defaults").
-  constexpr int64_t kMinClusterSplitChunks = 8;
   const int64_t maxSplit = w.tokens > 64 ? 2 : 8;
   while (w.split < maxSplit &&
-         blocksOfOneWarpgroup() < 2 * smCount &&
+         fewerThanTwoBlocksPerSM(blocksOfOneWarpgroup(), smCount) &&
          p.chunks / (w.split + 1) >= kMinClusterSplitChunks)
     ++w.split;
   // With K split, not below 64 tokens (104-token tiles split in two ran
   // faster than 56-token ones split in three); else down to 32 or below.
-  while (!options.warpRows && blocksOfOneWarpgroup() < 2 * smCount) {
+  while (!options.warpRows &&
+         fewerThanTwoBlocksPerSM(blocksOfOneWarpgroup(), smCount)) {
     const int64_t half = llvm::alignTo(llvm::divideCeil(w.tokens, 2), 8);
     if (w.split > 1 ? half < 64 : w.tokens <= 32)
       break;

@@ -199,6 +199,7 @@ func.func @rows_4096(%sa: memref<4096x2880xbf16>, %v: memref<8667136xi8>, %s: me
 // SWITCH-COUNT-4: gpu.func @mixed_matmul_hopper_{{[0-9]+}}_rows17{{(_t32|_t48|_t56)?}}(
 // SWITCH-COUNT-5: gpu.func @mixed_matmul_hopper_{{[0-9]+}}_rows65{{(_t80|_t96|_t112|_t120)?}}(
 // SWITCH-COUNT-6: gpu.func @mixed_matmul_hopper_{{[0-9]+}}_rows257{{(_t96|_t112|_t120|_w1|_t256)?}}(
+// SWITCH-NOT: mixed_matmul_hopper_[[I]]_rows257_s2(
 // ASKED-LABEL: func.func @serve
 // ASKED: case 5 {
 // ASKED-NOT: scf.index_switch

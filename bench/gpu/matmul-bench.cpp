@@ -325,8 +325,18 @@ int main(int argc, char **argv) {
     const int copies = static_cast<int>(std::min<size_t>(
         16, std::max<size_t>(1, (size_t(256) << 20) /
                                     (deviceValues.size() + deviceScales.size()))));
-    cuda::DevicePtr da = driver.allocate(a.size() * 2),
+    // MATMUL_BENCH_TMA_PAD_ROWS (an experiment, not what the host code
+    // does): the activations' tensor map declares the rows rounded up to
+    // whole boxes (the extra rows allocated, zeros), so that no box reads
+    // out of bounds; the kernels still take M rows.
+    const bool padMapRows =
+        boxRows && std::getenv("MATMUL_BENCH_TMA_PAD_ROWS") != nullptr;
+    const int64_t mapRows =
+        padMapRows ? (tokens + boxRows - 1) / boxRows * boxRows : tokens;
+    cuda::DevicePtr da = driver.allocate(mapRows * k * 2),
                     dout = driver.allocate(m * n * 2);
+    if (padMapRows)
+      driver.memset(da, 0, mapRows * k * 2, stream);
     std::vector<cuda::DevicePtr> dv(copies), ds(copies);
     for (int c = 0; c < copies; ++c) {
       dv[c] = driver.allocate(deviceValues.size());
@@ -359,7 +369,7 @@ int main(int argc, char **argv) {
     cuda::DevicePtr dmap = 0;
     alignas(64) uint8_t map[128];
     if (boxRows) {
-      if (!driver.encodeSwizzled128TensorMap(map, da, tokens, k, k * 2,
+      if (!driver.encodeSwizzled128TensorMap(map, da, mapRows, k, k * 2,
                                              boxRows, 64)) {
         std::printf("# %s: %s\n", name.c_str(), driver.getError().c_str());
         return 1;

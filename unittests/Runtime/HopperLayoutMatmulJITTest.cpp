@@ -193,6 +193,10 @@ INSTANTIATE_TEST_SUITE_P(
         // Two column groups chosen by the planner (a part of 2 SMs), the
         // activations staged, a half last chunk.
         Case{3, 224, 96, 4, {}, 2},
+        // 9-16 rows, the wgmma kernel by default: one 16-token tile (4
+        // past M), a half last chunk, 40 columns (a partial 64-column
+        // tile), K split over a cluster on a part of 4 SMs.
+        Case{12, 160, 40, 4, {}, 0}, Case{12, 1024, 40, 4, {}, 4},
         // Above 64 rows, the wgmma kernel: one 72-token tile, a half last
         // chunk (zero-filled activations, zeroed weight words), 80 columns
         // (the image's padding past N), one warpgroup (few blocks).
@@ -235,10 +239,11 @@ INSTANTIATE_TEST_SUITE_P(
         // the busiest SM, against 2 of twice the work with two).
         Case{256, 224, 400, 2, {}, 5},
         // Rows known at run time: one compile of six variants (the decode
-        // kernel for up to 1, 8 and 16 rows, the wgmma kernel for up to
+        // kernel for up to 1 and 8 rows, the wgmma kernel for up to 16,
         // 64, 256 and beyond), the host code's switch picking by M.
         Case{1, 160, 40, 4, {}, 0, true}, Case{7, 160, 40, 4, {}, 0, true},
-        Case{16, 96, 48, 8, {}, 0, true}, Case{50, 224, 72, 4, {}, 0, true},
+        Case{16, 96, 48, 8, {}, 0, true}, Case{11, 160, 40, 4, {}, 0, true},
+        Case{50, 224, 72, 4, {}, 0, true},
         Case{100, 160, 80, 4, {}, 0, true},
         Case{50, 1024, 72, 4, {}, 8, true},
         Case{300, 96, 48, 2, {}, 0, true},

@@ -75,10 +75,16 @@ using namespace mlir::microscale::hopperlayout;
 namespace {
 /// The most activation rows the decode kernel takes (8 row tiles).
 constexpr int64_t kMaxRows = 64;
-/// The most rows it takes by default: above 16 the wgmma kernel is faster
-/// (on the H200, 2880 x 5760: 27 us at 40, 64 and 65 rows against the
-/// decode kernel's 40-46 us at 40 and 64: docs/performance.md).
-constexpr int64_t kDecodeRows = 16;
+/// The most rows it takes by default: above 8 the wgmma kernel (16-token
+/// tiles) is faster on most shapes, its time nearly flat in M where the
+/// decode kernel's grows with its mma.sync tiles and registers (on the
+/// H200 at 16 rows: 6.7 against 11.2 us on 2880 x 2880, 18.4 against 26.6
+/// on 4096 x 14336; 8 rows mixed; docs/performance.md, "The wgmma kernel
+/// from 9 rows").
+constexpr int64_t kDecodeRows = 8;
+/// The ragged form's decode kernel (a split_k tiling) walks an expert's
+/// rows in groups of at most this many.
+constexpr int64_t kRaggedDecodeGroupRows = 16;
 } // namespace
 
 bool mlir::microscale::hasHopperLayoutWeight(MixedMatmulStorageOp op) {
@@ -497,7 +503,7 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   return function;
 }
 
-/// Whether `m` static rows take the wgmma kernel: above 16 rows, unless
+/// Whether `m` static rows take the wgmma kernel: above kDecodeRows, unless
 /// the tiling asks for the decode kernel's split of K (up to 64 rows).
 static bool takesWgmma(int64_t m, const MixedMatmulOptions &options) {
   return m > kMaxRows || (m > kDecodeRows && !options.splitK);
@@ -519,9 +525,10 @@ static void launchDecodeKernel(OpBuilder &b, Location loc,
 }
 
 /// The rows the ragged form's decode kernel is planned for: the ragged
-/// rows per expert, at least 1 and at most 16 (a block walks more).
+/// rows per expert, at least 1 and at most kRaggedDecodeGroupRows (a block
+/// walks more).
 static int64_t raggedPlanRows(const RaggedForm &r) {
-  return std::min(r.meanRows(), kDecodeRows);
+  return std::min(r.meanRows(), kRaggedDecodeGroupRows);
 }
 
 /// The ragged form: the decode kernel with grid z the expert.
@@ -567,13 +574,13 @@ bool mlir::microscale::hasDynamicRows(MixedMatmulStorageOp op) {
 
 namespace {
 /// Rows known at run time: one kernel per variant, each planned for
-/// typical rows of its range: the decode kernel for 1, 8 and 16 rows, the
-/// wgmma kernel for 64, 256 and 4096; variant i takes rows up to
+/// typical rows of its range: the decode kernel for 1 and 8 rows, the
+/// wgmma kernel for 16, 64, 256 and 4096; variant i takes rows up to
 /// kDynamicLimits[i] (the last one, the rest).
 constexpr int64_t kDynamicPlanRows[] = {1, 8, 16, 64, 256, 4096};
 constexpr int64_t kDynamicLimits[] = {1, 8, 16, 64, 256};
 static_assert(std::size(kDynamicPlanRows) == std::size(kDynamicLimits) + 1);
-constexpr size_t kDecodeVariants = 3;
+constexpr size_t kDecodeVariants = 2;
 static_assert(kDynamicLimits[kDecodeVariants - 1] == kDecodeRows,
               "the decode variants end here");
 } // namespace

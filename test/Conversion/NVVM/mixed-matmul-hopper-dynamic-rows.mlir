@@ -1,11 +1,11 @@
 // bf16 x MXFP4 with the weight in the Hopper layout and rows known at run
-// time (a serving engine's tokens): one compile of eight kernels, the decode
-// kernel planned for 1, 8 and 16 rows and the wgmma kernel for 64, 256 and
-// 4096 (the last in three tiles, chosen between from M by the host code:
-// mixed-matmul-hopper-dynamic-tiles.mlir), and host code that launches the
-// one of M (nothing when M is 0), the wgmma grid's token tiles computed
-// from M. The rows are the smaller of lhs's and out's. All eight assemble
-// with ptxas for sm_90a. (Host emulation
+// time (a serving engine's tokens): one compile of the decode kernel
+// planned for 1 and 8 rows and the wgmma kernel for 16, 64, 256 and 4096
+// (the last three in several tiles, chosen between from M by the host
+// code: mixed-matmul-hopper-dynamic-tiles.mlir), and host code that
+// launches the one of M (nothing when M is 0), the wgmma grid's token
+// tiles computed from M. The rows are the smaller of lhs's and out's.
+// Every kernel assembles with ptxas for sm_90a. (Host emulation
 // of the same switch against float64: HopperLayoutMatmulJITTest.)
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s
 // RUN: mx-opt %s --microscale-gpu-to-ptx > %t.mlir
@@ -24,7 +24,7 @@
 // CHECK: case 1 {
 // CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0_rows8
 // CHECK: case 2 {
-// CHECK: @mixed_matmul_hopper_0_rows16
+// CHECK: @mixed_matmul_hopper_0_rows9 blocks in (%c90, %{{.*}}, %c3) threads in (%c128
 // CHECK: case 3 {
 // CHECK: @mixed_matmul_hopper_0_rows17 blocks in (%c90, %{{.*}}, %c3)
 // CHECK: case 4 {
@@ -40,10 +40,14 @@ func.func @serve(%a: memref<?x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518
   return
 }
 
-// PTX-COUNT-3: .entry mixed_matmul_hopper_0_rows{{1|8|16}}(
-// The wgmma variants for up to 64 and 256 rows split K over the blocks of
-// a cluster (3 and 2: their 90 and 45 column tiles alone would not give
-// each of 132 SMs two blocks); the one for more rows does not.
+// PTX-COUNT-2: .entry mixed_matmul_hopper_0_rows{{1|8}}(
+// The wgmma variants for up to 16, 64 and 256 rows split K over the
+// blocks of a cluster (3, 3 and 2: their 90 and 45 column tiles alone
+// would not give each of 132 SMs two blocks); the one for more rows does
+// not.
+// PTX: .entry mixed_matmul_hopper_0_rows9(
+// PTX: .reqnctapercluster 1, 1, 3
+// PTX: wgmma.mma_async.sync.aligned.m64n16k16
 // PTX: .entry mixed_matmul_hopper_0_rows17(
 // PTX: .reqnctapercluster 1, 1, 3
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16

@@ -533,7 +533,7 @@ public:
                                     at.index(kRowBytes / 16), at.index(1));
     b.setInsertionPointToStart(units.getBody());
     Value unit = units.getInductionVar();
-    Value token = at.add(at.mul(tokenBlock, w.tokens), row);
+    Value token = at.add(tileStart(at, tokenBlock), row);
     Value k = at.add(at.mul(chunk, kChunkK), at.mul(unit, 8));
     Value inside = at.andI1(below(at, token, rowCount(at)), at.lt(k, p.k));
     Value source =
@@ -657,6 +657,43 @@ public:
     }
   }
 
+  /// Whether the last token tile backs up to end at the rows: with TMA
+  /// copies on dense tiles, where the rows may not be a multiple of the
+  /// tile. A box whose rows lie past the tensor's (TMA fills them with
+  /// zeros) copied slowly: 8192 x 8192 at M = 130 in 80-token tiles, 30 of
+  /// the last box's rows past M, ran 61.3 us where the same kernel with
+  /// the tensor map's rows padded to whole boxes ran 43.8
+  /// (docs/performance.md, "Token tiles past the rows"). Backed up, the
+  /// last tile repeats the previous one's last rows instead, and leaves
+  /// them to it to store.
+  bool backsUpLastTile() const {
+    return w.tensorMapCopies && !lhsRow && (rows || p.m % w.tokens != 0);
+  }
+  /// The first token of token tile `tokenBlock`: tokenBlock T, except for
+  /// a backed-up last tile (backsUpLastTile), where rows - T (where the
+  /// rows are at least T).
+  Value tileStart(Emitter &at, Value tokenBlock) const {
+    Value start = at.mul(tokenBlock, w.tokens);
+    if (!backsUpLastTile())
+      return start;
+    if (!rows) {
+      if (p.m < w.tokens)
+        return start;
+      return arith::MinUIOp::create(at.builder(), at.location(), start,
+                                    at.index(p.m - w.tokens));
+    }
+    Value last = arith::MinUIOp::create(
+        at.builder(), at.location(), start,
+        arith::SubIOp::create(at.builder(), at.location(), rows,
+                              at.index(w.tokens)));
+    return at.select(atMost(at, at.index(w.tokens), rows), last, start);
+  }
+  /// x <= y, both indices.
+  static Value atMost(Emitter &at, Value x, Value y) {
+    return arith::CmpIOp::create(at.builder(), at.location(),
+                                 arith::CmpIPredicate::ule, x, y);
+  }
+
   /// The activation rows: `rows` where known at run time only.
   Value rowCount(Emitter &at) const { return rows ? rows : at.index(p.m); }
   Value rows;
@@ -672,8 +709,12 @@ private:
                                  Value tokenBlock, Value row) const {
     if (map)
       return map(at, row);
-    Value token = at.add(at.mul(tokenBlock, w.tokens), row);
-    return {token, below(at, token, rowCount(at))};
+    Value token = at.add(tileStart(at, tokenBlock), row);
+    Value inside = below(at, token, rowCount(at));
+    // A backed-up last tile's first rows are the previous tile's.
+    if (backsUpLastTile())
+      inside = at.andI1(inside, atMost(at, at.mul(tokenBlock, w.tokens), token));
+    return {token, inside};
   }
 
   const WgmmaPlan &w;
@@ -874,7 +915,7 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         at.toI32(at.add(stagesAddress, at.mul(stage, w.stageBytes()))),
         at.toI32(at.add(barriersAddress, at.mul(stage, 8))),
         at.toI32(at.mul(at.add(firstChunk, chunk), kChunkK)),
-        at.toI32(at.mul(tokenBlock, w.tokens)), w.stageBytes());
+        at.toI32(emitter.tileStart(at, tokenBlock)), w.stageBytes());
   };
   // `body` where relative chunk `s` (static) is one of the block's: none
   // past the chunks; without a split, all the others.

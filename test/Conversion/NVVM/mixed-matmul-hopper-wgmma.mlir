@@ -57,6 +57,13 @@
 // IR: %[[MAP:.*]] = nvgpu.tma.create.descriptor %[[UNRANKED]] box[%c32, %c64] : memref<*xbf16> -> <tensor = memref<32x64xbf16, #gpu.address_space<workgroup>>, swizzle = swizzle_128b, l2promo = l2promo_256b, oob = zero, interleave = none>
 // IR: %[[POINTER:.*]] = builtin.unrealized_conversion_cast %[[MAP]] {{.*}} to !llvm.ptr
 // IR: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0 blocks in (%c2, %c4, %c1{{.*}}) threads in (%c128, %c1{{.*}}, %c1{{.*}}){{.*}}dynamic_shared_memory_size %c17408_i32 args({{.*}}, %[[POINTER]] : !llvm.ptr)
+// The last token tile backs up to end at M (rows 68-99, of which it
+// stores 96-99) so that no box reads rows past M: each box's token
+// coordinate is min(32 x the token tile, 68).
+// IR: gpu.func @mixed_matmul_wgmma_0(
+// IR: %[[START:.*]] = arith.minui %{{.*}}, %c68{{.*}} : index
+// IR: %[[ROW:.*]] = arith.index_castui %[[START]] : index to i32
+// IR: cp.async.bulk.tensor.2d{{.*}}, %[[ROW]] :
 // HOST: %[[MAP:.*]] = llvm.call @mgpuTensorMapEncodeTiledMemref(
 // HOST: gpu.launch_func {{.*}}@microscale_kernels::@mixed_matmul_wgmma_0 {{.*}}args({{.*}}, %[[MAP]] : !llvm.ptr)
 // HOST-NOT: unrealized_conversion_cast

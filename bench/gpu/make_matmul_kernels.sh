@@ -192,8 +192,8 @@ MLIR
   echo "$m $k $n $threads $name ${grid}0 $m $entry 0 hopper4 $extras" >> "$out/cases.txt"
 }
 # Rows known at run time with the Hopper-layout weight: one cubin of the
-# six variants (mixed_matmul_hopper_0_rows1/8/16: the decode kernel;
-# rows17/rows65/rows257: the wgmma kernel, each with its tiles), run at
+# six variants (mixed_matmul_hopper_0_rows1/8: the decode kernel;
+# rows9/rows17/rows65/rows257: the wgmma kernel, each with its tiles), run at
 # each M given with the kernel and grid the host code would choose (the wgmma grid's rows: ceil(M / T),
 # T from the entry's wgmma shape).
 #   emit_hopper_dynamic K N M...
@@ -213,7 +213,7 @@ MLIR
   for m in "$@"; do
     local rows=1
     [ "$m" -gt 1 ] && rows=8
-    [ "$m" -gt 8 ] && rows=16
+    [ "$m" -gt 8 ] && rows=9
     [ "$m" -gt 16 ] && rows=17
     [ "$m" -gt 64 ] && rows=65
     [ "$m" -gt 256 ] && rows=257
@@ -224,7 +224,7 @@ MLIR
     # compiler's own choice), or with ALL_TILES=1 every one compiled (an
     # A/B of the choice); the pick goes to picks.txt either way.
     entries=$entry
-    if [ "$rows" -gt 16 ]; then
+    if [ "$rows" -gt 8 ]; then
       local pick
       pick=$(host_pick "$k" "$n" "$m" "${SM_COUNT:-132}")
       echo "$m $k $n $pick" >> "$out/picks.txt"
@@ -241,7 +241,7 @@ MLIR
     # The grid's z: the blocks of a cluster that split K (1 without).
     local gridz
     gridz=$(grep -oE "@${entry} blocks in \(%c[0-9]+, %[a-z0-9_]+, %c[0-9]+" "$out/$name.lowered.mlir" | grep -oE '[0-9]+$')
-    if [ "$rows" -gt 16 ]; then
+    if [ "$rows" -gt 8 ]; then
       tokens=$(awk -v e="$entry" '$0 ~ "\\.entry " e "\\(" {f=1} f && /wgmma.mma_async/ {print; exit}' "$out/$name.ptx" | grep -oE 'm64n[0-9]+' | sed 's/m64n//')
       gridy=$(( (m + tokens - 1) / tokens ))
     fi

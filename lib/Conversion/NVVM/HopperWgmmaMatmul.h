@@ -126,9 +126,11 @@ inline int64_t evenTokenTiles(int64_t rows, int64_t maxTokens) {
 
 /// K split over the blocks of a cluster: each block takes at least this
 /// many of the 64-K chunks, and the planner splits while the blocks of one
-/// warpgroup would give some SM fewer than two (the host code of rows
-/// known at run time applies the same test to its full tiles).
+/// warpgroup would give some SM fewer than two (three on tiles of at most
+/// kDecodeSizeTokens; the host code of rows known at run time applies the
+/// test for two to its full tiles).
 constexpr int64_t kMinClusterSplitChunks = 8;
+constexpr int64_t kDecodeSizeTokens = 16;
 inline bool fewerThanTwoBlocksPerSM(int64_t blocks, int64_t smCount) {
   return blocks < 2 * smCount;
 }

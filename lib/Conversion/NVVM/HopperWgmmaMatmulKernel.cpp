@@ -212,9 +212,16 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   };
   // Tiles above 64 tokens split in two at most: three ran 30-40% slower
   // than two there (docs/performance.md, "Measurements behind defaults").
+  // Decode-size tiles (dense, 16 tokens or fewer) stream the weight as
+  // the decode kernel does, their blocks in flight all that hides its
+  // latency: they split until the blocks give every SM three
+  // (docs/performance.md, "The matmul's edges": the sweep of the split at
+  // 16 tokens on seven shapes).
   const int64_t maxSplit = w.tokens > 64 ? 2 : 8;
+  const int64_t splitBlocksPerSM =
+      !ragged && w.tokens <= kDecodeSizeTokens ? 3 : 2;
   while (w.split < maxSplit &&
-         fewerThanTwoBlocksPerSM(blocksOfOneWarpgroup(), smCount) &&
+         blocksOfOneWarpgroup() < splitBlocksPerSM * smCount &&
          p.chunks / (w.split + 1) >= kMinClusterSplitChunks)
     ++w.split;
   // With K split, not below 64 tokens (104-token tiles split in two ran

@@ -24,7 +24,7 @@
 // CHECK: case 1 {
 // CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0_rows8
 // CHECK: case 2 {
-// CHECK: @mixed_matmul_hopper_0_rows9 blocks in (%c90, %{{.*}}, %c3) threads in (%c128
+// CHECK: @mixed_matmul_hopper_0_rows9 blocks in (%c90, %{{.*}}, %c5) threads in (%c128
 // CHECK: case 3 {
 // CHECK: @mixed_matmul_hopper_0_rows17 blocks in (%c90, %{{.*}}, %c3)
 // CHECK: case 4 {
@@ -42,11 +42,11 @@ func.func @serve(%a: memref<?x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518
 
 // PTX-COUNT-2: .entry mixed_matmul_hopper_0_rows{{1|8}}(
 // The wgmma variants for up to 16, 64 and 256 rows split K over the
-// blocks of a cluster (3, 3 and 2: their 90 and 45 column tiles alone
-// would not give each of 132 SMs two blocks); the one for more rows does
-// not.
+// blocks of a cluster (5, 3 and 2: their 90 and 45 column tiles alone
+// would not give each of 132 SMs three blocks, the 16-token tile, or two);
+// the one for more rows does not.
 // PTX: .entry mixed_matmul_hopper_0_rows9(
-// PTX: .reqnctapercluster 1, 1, 3
+// PTX: .reqnctapercluster 1, 1, 5
 // PTX: wgmma.mma_async.sync.aligned.m64n16k16
 // PTX: .entry mixed_matmul_hopper_0_rows17(
 // PTX: .reqnctapercluster 1, 1, 3

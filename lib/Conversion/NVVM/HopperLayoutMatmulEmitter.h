@@ -38,6 +38,12 @@ inline Value below(Emitter &at, Value x, Value y) {
                                arith::CmpIPredicate::ult, x, y);
 }
 
+/// x <= y, both indices.
+inline Value atMost(Emitter &at, Value x, Value y) {
+  return arith::CmpIOp::create(at.builder(), at.location(),
+                               arith::CmpIPredicate::ule, x, y);
+}
+
 /// Rows known at run time only: the kernels take the lhs and out buffers as
 /// this many elements (the bare-pointer convention needs static types), a
 /// bound no device memory reaches and nothing in the kernels reads (the

@@ -654,8 +654,9 @@ largeTileTilings(MixedMatmulStorageOp op, const nvvm::NVIDIAChip &chip,
       llvm::divideCeil(std::end(kDynamicLimits)[-1] + 1, 128);
   MixedMatmulOptions split = tilings[1];
   split.clusterSplitK = 2;
-  if (fewerThanTwoBlocksPerSM(fewestBlocks,
-                              smCount ? smCount : chip.defaultSMCount) &&
+  ConstantTileRuleOps rule;
+  if (fewerBlocksPerSMThan(rule, fewestBlocks, 2,
+                           smCount ? smCount : chip.defaultSMCount) &&
       llvm::divideCeil(shape[0], 64) >= 2 * kMinClusterSplitChunks &&
       planHopperWgmmaTile(op, chip, smCount, split, planRows))
     tilings.push_back(split);
@@ -697,9 +698,8 @@ Value chooseLargeTile(OpBuilder &b, Location loc, Value rows, int64_t n,
     return choice;
   Value oneWarpgroupBlocks =
       ops.mul(ops.constant(llvm::divideCeil(n, 64)), ops.ceilDiv(rows, 128));
-  return ops.select(
-      ops.lt(oneWarpgroupBlocks, ops.constant(2 * smCount)), ops.constant(3),
-      choice);
+  return ops.select(fewerBlocksPerSMThan(ops, oneWarpgroupBlocks, 2, smCount),
+                    ops.constant(3), choice);
 }
 
 /// Rows known at run time: the tokens of the evened tiles (the static

@@ -70,6 +70,16 @@ struct ConstantTileRuleOps {
   int64_t select(int64_t c, int64_t a, int64_t b) { return c ? a : b; }
 };
 
+/// Whether `blocks` blocks give some of `smCount` SMs fewer than `perSM`:
+/// the planner's test for splitting K, which the host code of rows known
+/// at run time applies to its full tiles (`Ops` as for
+/// chooseTileByBusiestSM).
+template <typename Ops, typename Int>
+Int fewerBlocksPerSMThan(Ops &ops, Int blocks, int64_t perSM,
+                         int64_t smCount) {
+  return ops.lt(blocks, ops.constant(perSM * smCount));
+}
+
 /// Outlines `op` (checked by the Hopper-layout matmul) into the wgmma
 /// kernel of `kernels` and replaces it with its launch; failure, with a
 /// diagnostic, for a chip without wgmma or a tiling it cannot take.
@@ -127,13 +137,9 @@ inline int64_t evenTokenTiles(int64_t rows, int64_t maxTokens) {
 /// K split over the blocks of a cluster: each block takes at least this
 /// many of the 64-K chunks, and the planner splits while the blocks of one
 /// warpgroup would give some SM fewer than two (three on tiles of at most
-/// kDecodeSizeTokens; the host code of rows known at run time applies the
-/// test for two to its full tiles).
+/// kDecodeSizeTokens): fewerBlocksPerSMThan.
 constexpr int64_t kMinClusterSplitChunks = 8;
 constexpr int64_t kDecodeSizeTokens = 16;
-inline bool fewerThanTwoBlocksPerSM(int64_t blocks, int64_t smCount) {
-  return blocks < 2 * smCount;
-}
 
 /// The tile the wgmma kernel is planned with for `planRows` rows and
 /// `options`, or std::nullopt where it does not plan (silently).

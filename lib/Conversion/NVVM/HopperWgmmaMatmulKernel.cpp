@@ -217,17 +217,19 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   // latency: they split until the blocks give every SM three
   // (docs/performance.md, "The matmul's edges": the sweep of the split at
   // 16 tokens on seven shapes).
+  ConstantTileRuleOps rule;
   const int64_t maxSplit = w.tokens > 64 ? 2 : 8;
   const int64_t splitBlocksPerSM =
       !ragged && w.tokens <= kDecodeSizeTokens ? 3 : 2;
   while (w.split < maxSplit &&
-         blocksOfOneWarpgroup() < splitBlocksPerSM * smCount &&
+         fewerBlocksPerSMThan(rule, blocksOfOneWarpgroup(), splitBlocksPerSM,
+                              smCount) &&
          p.chunks / (w.split + 1) >= kMinClusterSplitChunks)
     ++w.split;
   // With K split, not below 64 tokens (104-token tiles split in two ran
   // faster than 56-token ones split in three); else down to 32 or below.
   while (!options.warpRows &&
-         fewerThanTwoBlocksPerSM(blocksOfOneWarpgroup(), smCount)) {
+         fewerBlocksPerSMThan(rule, blocksOfOneWarpgroup(), 2, smCount)) {
     const int64_t half = llvm::alignTo(llvm::divideCeil(w.tokens, 2), 8);
     if (w.split > 1 ? half < 64 : w.tokens <= 32)
       break;
@@ -694,11 +696,6 @@ public:
         arith::SubIOp::create(at.builder(), at.location(), rows,
                               at.index(w.tokens)));
     return at.select(atMost(at, at.index(w.tokens), rows), last, start);
-  }
-  /// x <= y, both indices.
-  static Value atMost(Emitter &at, Value x, Value y) {
-    return arith::CmpIOp::create(at.builder(), at.location(),
-                                 arith::CmpIPredicate::ule, x, y);
   }
 
   /// The activation rows: `rows` where known at run time only.

@@ -51,9 +51,9 @@
 // S stages in static shared memory; the grid is column tiles x token
 // tiles x Z, column tiles fastest (blocks in flight share their
 // activations in L2). Z > 1 splits K over the Z blocks of a thread block
-// cluster: block z takes chunks [z C / Z, (z + 1) C / Z), and the
-// cluster's rank 0 adds the others' sums, left in their stages, in rank
-// order through distributed shared memory before it stores the tile
+// cluster: block z takes chunks [z C / Z, (z + 1) C / Z); the blocks
+// leave their sums in their stages and each adds, in rank order, and
+// stores its Z-th of the tile through distributed shared memory
 // (ClusterSharedMemory.h). The chunk loop is unrolled by the weight queue's
 // depth, so that the queue's slots keep their registers.
 //
@@ -147,6 +147,12 @@ static std::pair<Value, Value> splitChunks(Emitter &e, const WgmmaPlan &w,
   Value end = e.div(e.mul(e.add(z, 1), chunks), w.split);
   return {first, arith::SubIOp::create(e.builder(), e.location(), end, first)
                      .getResult()};
+}
+
+/// The first of the `count` sums per thread that cluster rank `r` of
+/// `split` adds and stores (rank r: [r count / S, (r + 1) count / S)).
+static int64_t splitShareBegin(int64_t count, int64_t split, int64_t r) {
+  return r * count / split;
 }
 
 static FailureOr<WgmmaPlan>
@@ -632,7 +638,8 @@ public:
   /// Stores lane `lane` of warp `warp`'s sums of its warpgroup's tile `c`
   /// (PTX ISA wgmma D fragment: register i is row 16 (warp % 4) + g +
   /// 8 ((i / 2) % 2), column 8 (i / 4) + 2 q + i % 2), times the global
-  /// scale: rows are weight columns, columns tokens.
+  /// scale: rows are weight columns, columns tokens. Null sums are left
+  /// to another block (a split's reduce-scatter).
   void store(Emitter &at, Value block, Value tokenBlock, Value warp,
              Value lane, int64_t c, ArrayRef<Value> sums) const {
     OpBuilder &b = at.builder();
@@ -651,6 +658,8 @@ public:
       tokens.push_back(outRowOf(at, tokenBlock,
                                 at.add(at.mul(q, 2), 8 * (t / 2) + t % 2)));
     for (int64_t i = 0; i < w.tokens / 2; ++i) {
+      if (!sums[i])
+        continue;
       Value column = at.add(column0, 8 * ((i / 2) % 2));
       auto [token, written] = tokens[2 * (i / 4) + i % 2];
       Value value = arith::MulFOp::create(b, loc, sums[i], globalScale);
@@ -1125,40 +1134,49 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     if (ragged)
       gpu::BarrierOp::create(b, loc);
   } else {
-    // The cluster's blocks add their sums in rank order: ranks 1 .. S - 1
-    // leave theirs in their own stages (every warpgroup has waited for its
-    // wgmmas and no copy is in flight: the stages are free after the
-    // barrier), rank 0 reads them through distributed shared memory, adds
-    // them to its own and stores the tile; the second cluster barrier
-    // keeps the partners' shared memory until it has.
+    // The cluster's blocks add their sums as a reduce-scatter: each leaves
+    // its sums in its own stages (every warpgroup has waited for its wgmmas
+    // and no copy is in flight: the stages are free after the barrier);
+    // after a cluster barrier, rank r adds the r-th S-th of the sums (its
+    // own from registers, the others' through distributed shared memory),
+    // in rank order as a single adder would, and stores that part of the
+    // tile; the second cluster barrier keeps every block's shared memory
+    // until the others have read it. One adding and storing block left the
+    // others waiting for its S - 1 reads per sum and its whole tile's
+    // stores (docs/performance.md, "The split's sums").
     gpu::BarrierOp::create(b, loc);
     Value partials = e.toI32(stagesAddress);
     auto slot = [&](Emitter &at, Value base, int64_t i) {
       return at.toI32(at.add(at.toIndex(base),
                              at.mul(at.add(thread, i * w.threads()), 4)));
     };
-    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         splitIndex, e.index(0));
-    {
-      auto partner = scf::IfOp::create(b, loc, leader, /*withElse=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&partner.getElseRegion().front());
-      for (int64_t i = 0; i < accumulators; ++i)
-        cluster::storeSharedF32(b, loc, slot(e, partials, i), sums[i]);
-    }
+    for (int64_t i = 0; i < accumulators; ++i)
+      cluster::storeSharedF32(b, loc, slot(e, partials, i), sums[i]);
     cluster::barrier(b, loc);
-    {
-      auto first = scf::IfOp::create(b, loc, leader, /*withElse=*/false);
+    for (int64_t r = 0; r < w.split; ++r) {
+      auto share = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, splitIndex,
+                                e.index(r)),
+          /*withElseRegion=*/false);
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&first.getThenRegion().front());
-      SmallVector<Value> total(sums);
-      for (int64_t r = 1; r < w.split; ++r) {
-        Value remote = cluster::mapShared(b, loc, partials, e.i32(r));
-        for (int64_t i = 0; i < accumulators; ++i)
-          total[i] = arith::AddFOp::create(
-              b, loc, total[i],
-              cluster::loadSharedF32(b, loc, slot(e, remote, i)));
-      }
+      b.setInsertionPointToStart(&share.getThenRegion().front());
+      SmallVector<Value> remote(w.split);
+      for (int64_t q = 0; q < w.split; ++q)
+        if (q != r)
+          remote[q] = cluster::mapShared(b, loc, partials, e.i32(q));
+      // Null where another rank stores: WgmmaEmitter::store skips them.
+      SmallVector<Value> total(accumulators);
+      for (int64_t i = splitShareBegin(accumulators, w.split, r);
+           i < splitShareBegin(accumulators, w.split, r + 1); ++i)
+        for (int64_t q = 0; q < w.split; ++q) {
+          Value part =
+              q == r ? sums[i]
+                     : cluster::loadSharedF32(b, loc, slot(e, remote[q], i));
+          total[i] =
+              q ? arith::AddFOp::create(b, loc, total[i], part).getResult()
+                : part;
+        }
       storeSums(e, total);
     }
     cluster::barrier(b, loc);

@@ -2,9 +2,11 @@
 // block cluster: gpt-oss's mlp1 weight (2880 x 5760, 45 chunks of 64 K) at
 // 64 tokens has 90 column tiles, fewer than two blocks per SM of 132, so
 // the planner splits K three ways: grid z 3, a cluster of (1, 1, 3), each
-// block 15 chunks; ranks 1 and 2 leave their sums in their stages (shared
-// stores), rank 0 maps their shared memory (mapa) and adds them in rank
-// order before it stores the tile, between two cluster barriers. A split
+// block 15 chunks. The sums meet as a reduce-scatter: every rank leaves
+// its 32 sums per thread in its stages (shared stores); after a cluster
+// barrier rank r maps the other two ranks' shared memory (mapa), adds its
+// share of the sums (10, 11 and 11 of the 32) in rank order and stores
+// that share of the tile; a second cluster barrier ends it. A split
 // of 1 asked for keeps the kernel without a cluster. (Host emulation of
 // the split against float64: HopperLayoutMatmulJITTest; on the H200:
 // bench/gpu/make_matmul_kernels.sh ... cluster.)
@@ -33,11 +35,23 @@ func.func @mlp1(%a: memref<64x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518
 // PTX: .explicitcluster
 // PTX: .reqnctapercluster 1, 1, 3
 // PTX: wgmma.mma_async.sync.aligned.m64n64k16
-// PTX: st.shared.f32
+// PTX-COUNT-32: st.shared.f32
+// PTX-NOT: ld.shared::cluster
 // PTX: barrier.cluster.arrive.release.aligned;
 // PTX: barrier.cluster.wait.acquire.aligned;
-// PTX: mapa.shared::cluster.u32
-// PTX: ld.shared::cluster.f32
-// PTX: mapa.shared::cluster.u32
-// PTX: ld.shared::cluster.f32
+// PTX-COUNT-2: mapa.shared::cluster.u32
+// PTX-COUNT-20: ld.shared::cluster.f32
+// PTX-NOT: ld.shared::cluster.f32
+// PTX-COUNT-10: st.global.b16
+// PTX-NOT: st.global.b16
+// PTX-COUNT-2: mapa.shared::cluster.u32
+// PTX-COUNT-22: ld.shared::cluster.f32
+// PTX-NOT: ld.shared::cluster.f32
+// PTX-COUNT-11: st.global.b16
+// PTX-NOT: st.global.b16
+// PTX-COUNT-2: mapa.shared::cluster.u32
+// PTX-COUNT-22: ld.shared::cluster.f32
+// PTX-NOT: ld.shared::cluster.f32
+// PTX-COUNT-11: st.global.b16
+// PTX-NOT: st.global.b16
 // PTX: barrier.cluster.arrive.release.aligned;

@@ -140,6 +140,9 @@ inline int64_t evenTokenTiles(int64_t rows, int64_t maxTokens) {
 /// kDecodeSizeTokens): fewerBlocksPerSMThan.
 constexpr int64_t kMinClusterSplitChunks = 8;
 constexpr int64_t kDecodeSizeTokens = 16;
+/// Dense tiles above 64 tokens split two ways at most, up to this many
+/// tokens four ways.
+constexpr int64_t kFourWaySplitTokens = 72;
 
 /// The tile the wgmma kernel is planned with for `planRows` rows and
 /// `options`, or std::nullopt where it does not plan (silently).

@@ -217,14 +217,20 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
            w.experts * w.split;
   };
   // Tiles above 64 tokens split in two at most: three ran 30-40% slower
-  // than two there (docs/performance.md, "Measurements behind defaults").
+  // than two on tiles of 104 and 128 tokens, and still do at 128 with the
+  // sums' reduce-scatter (docs/performance.md, "Measurements behind
+  // defaults", "The split's sums"). The dense form's tiles of up to
+  // kFourWaySplitTokens, where the blocks are few, ran faster split three
+  // or four ways (M = 130 on eight shapes, same section).
   // Decode-size tiles (dense, 16 tokens or fewer) stream the weight as
   // the decode kernel does, their blocks in flight all that hides its
   // latency: they split until the blocks give every SM three
   // (docs/performance.md, "The matmul's edges": the sweep of the split at
   // 16 tokens on seven shapes).
   ConstantTileRuleOps rule;
-  const int64_t maxSplit = w.tokens > 64 ? 2 : 8;
+  const int64_t maxSplit = w.tokens <= 64                               ? 8
+                           : !ragged && w.tokens <= kFourWaySplitTokens ? 4
+                                                                        : 2;
   const int64_t splitBlocksPerSM =
       !ragged && w.tokens <= kDecodeSizeTokens ? 3 : 2;
   while (w.split < maxSplit &&

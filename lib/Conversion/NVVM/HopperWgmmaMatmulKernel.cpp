@@ -130,8 +130,8 @@ struct WgmmaPlan {
   int64_t tokenBlocks() const { return llvm::divideCeil(base.m, tokens); }
   int64_t stageBytes() const { return tokens * kRowBytes; }
   int64_t accumulators() const { return groupTiles * tokens / 2; }
-  /// Bytes of one block's sums, which a split's partner blocks leave in
-  /// their stages for the cluster's first block to add.
+  /// Bytes of one block's sums, which a split's blocks leave in their
+  /// stages for each other to add (the reduce-scatter).
   int64_t partialBytes() const { return 4 * accumulators() * threads(); }
   // 16-column tiles of the value image (N padded to 256).
   int64_t imageTiles() const { return llvm::alignTo(base.n, 256) / 16; }
@@ -1587,7 +1587,7 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
   weights.rows = emitter.rows = rows;
   const int64_t warps = 4 * w.warpgroups, n = w.tokens / 2;
   // Each split's block's sums, added in rank order at the end as the
-  // cluster's first block adds them.
+  // cluster's blocks add them.
   Value acc = memref::AllocaOp::create(
       b, loc, MemRefType::get({w.split, warps, w.groupTiles, 32, n}, f32));
   Value aRegs = memref::AllocaOp::create(
@@ -1676,20 +1676,28 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
                          e, emitter.descriptorBase(e, sharedBase), stage, j));
   }
   Value warp = upTo(warps), lane = upTo(32);
-  for (int64_t c = 0; c < w.groupTiles; ++c) {
-    SmallVector<Value> sums;
-    for (int64_t i = 0; i < n; ++i) {
-      Value sum;
-      for (int64_t z = 0; z < w.split; ++z) {
-        Value part = memref::LoadOp::create(
-            b, loc, acc,
-            ValueRange{e.index(z), warp, e.index(c), lane, e.index(i)});
-        sum = z ? arith::AddFOp::create(b, loc, sum, part).getResult() : part;
+  // Rank r of a split stores its share of the sums (the kernel's
+  // reduce-scatter), the rest left null: a share missing a sum leaves its
+  // output unwritten here as on the GPU.
+  const int64_t accumulators = w.accumulators();
+  for (int64_t r = 0; r < w.split; ++r)
+    for (int64_t c = 0; c < w.groupTiles; ++c) {
+      SmallVector<Value> sums(n);
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t flat = c * n + i;
+        if (flat < splitShareBegin(accumulators, w.split, r) ||
+            flat >= splitShareBegin(accumulators, w.split, r + 1))
+          continue;
+        for (int64_t z = 0; z < w.split; ++z) {
+          Value part = memref::LoadOp::create(
+              b, loc, acc,
+              ValueRange{e.index(z), warp, e.index(c), lane, e.index(i)});
+          sums[i] = z ? arith::AddFOp::create(b, loc, sums[i], part).getResult()
+                      : part;
+        }
       }
-      sums.push_back(sum);
+      emitter.store(e, block, tokenBlock, warp, lane, c, sums);
     }
-    emitter.store(e, block, tokenBlock, warp, lane, c, sums);
-  }
   if (tiles)
     endRaggedTileLoop(e, *tiles);
 }

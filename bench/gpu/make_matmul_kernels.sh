@@ -6,7 +6,7 @@
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
 # ones; with "wgmma-ab", the wgmma kernel's default plans on real shapes,
-# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "wave-sweep", token tiles and K splits at M = 1000 and 256; with "tile-ab", the planner's tiles above a few hundred rows against 128-token ones; with "dynamic-ab", rows known at run time above 256: every tile the host code chooses between, beside the static plan; with "hopper-cases", the Hopper-layout cases listed in HOPPER_CASES; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
+# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "wave-sweep", token tiles and K splits at M = 1000 and 256; with "tile-ab", the planner's tiles above a few hundred rows against 128-token ones; with "dynamic-ab", rows known at run time above 256: every tile the host code chooses between, beside the static plan; with "hopper-cases", the Hopper-layout cases listed in HOPPER_CASES; with "hopper-split-sweep", the cluster split of K at M = 64, 130 and 256 on eight shapes beside the planner's kernels; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -637,8 +637,31 @@ dynamic_ab_cases() {
     done
   done
 }
+# The split of K over a cluster beside the planner's, with the sums'
+# reduce-scatter: M = 130 (72-token tiles) and 256 split 1-4, M = 64 split
+# 2-8, and the planner's own kernels at M = 16, 64 and 256 (for cuBLAS in
+# the same run), on eight shapes (docs/performance.md, "The split's sums").
+hopper_split_sweep_cases() {
+  local kn m z
+  for kn in "2880 5760" "2880 2880" "8192 8192" "4096 14336" "14336 4096" \
+            "7168 2048" "1504 1000" "5120 13824"; do
+    for m in 130 256; do
+      for z in 1 2 3 4; do
+        emit_hopper $m $kn 0 0 0 0 0 0 $z
+      done
+    done
+    for z in 2 3 4 6 8; do
+      emit_hopper 64 $kn 0 0 0 0 0 0 $z
+    done
+    for m in 16 64 256; do
+      emit_hopper $m $kn
+    done
+  done
+}
 if [ "$mode" = cluster ]; then
   cluster_cases
+elif [ "$mode" = hopper-split-sweep ]; then
+  hopper_split_sweep_cases
 elif [ "$mode" = dynamic-ab ]; then
   dynamic_ab_cases
 elif [ "$mode" = wgmma-ab ]; then

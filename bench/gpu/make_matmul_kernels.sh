@@ -658,8 +658,30 @@ hopper_split_sweep_cases() {
     done
   done
 }
+# Small cases of every Hopper-layout kernel family, for the run under
+# compute-sanitizer (bench/gpu/run-matmul-sanitizers-on-h200.sh): the decode
+# kernel (one chunk; a half last chunk and a partial column tile), the wgmma
+# kernel (odd M), the split of K over blocks and over a cluster (uneven
+# ranges, the sums' reduce-scatter), rows known at run time (every variant
+# the host code picks for these M, the split sibling above 256 rows
+# included), and the ragged form (an empty expert; static and dynamic).
+sanitize_cases() {
+  emit_hopper 1 64 16
+  emit_hopper 5 160 40
+  emit_hopper 33 96 48
+  emit_hopper 64 640 200 3
+  emit_hopper 64 640 200 0 0 0 0 0 0 3
+  emit_hopper 130 1504 1000
+  emit_hopper_dynamic 640 200 1 7 16 24 100 300
+  emit_hopper_dynamic 2880 576 16 64 130 300
+  emit_hopper_moe 40 512 96 8 10
+  emit_hopper_moe 40 512 96 8 10 "matmul-split-k=2"
+  emit_hopper_moe_dynamic 512 96 8 4 3 10
+}
 if [ "$mode" = cluster ]; then
   cluster_cases
+elif [ "$mode" = sanitize ]; then
+  sanitize_cases
 elif [ "$mode" = hopper-split-sweep ]; then
   hopper_split_sweep_cases
 elif [ "$mode" = dynamic-ab ]; then

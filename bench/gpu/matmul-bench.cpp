@@ -129,6 +129,7 @@ int main(int argc, char **argv) {
   std::printf("m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,"
               "weight_tb_s,graph_us,read_us,read_graph_us\n");
   GraphApi graphs;
+  const bool checkOnly = std::getenv("MATMUL_BENCH_CHECK_ONLY") != nullptr;
   // The read baseline's kernel: 4 blocks of 8 warps per SM of an H200 (a
   // contiguous read of 32 MiB was fastest at 32 warps per SM:
   // probe/inflight.cu).
@@ -429,65 +430,70 @@ int main(int argc, char **argv) {
     const double relError = std::sqrt(errorNorm / refNorm);
     failures += !(relError < 1e-2);
 
-    // Back-to-back launches (the GPU never waits for the host), rotating
-    // the weight copies; the median over rounds of the time per launch.
-    const int perRound = std::max(copies, 20);
-    const float ours =
-        bench::medianMs(
-            driver,
-            [&] {
-              for (int i = 0; i < perRound; ++i)
-                driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes,
-                              args[i % copies], stream);
-            },
-            2, 15, stream) /
-        perRound;
-    // The same launches as one CUDA graph, replayed.
-    // A round of launches captured once and replayed: ms per launch, or -1.
-    auto perLaunchInGraph = [&](auto round) -> float {
-      void *exec = graphs.capture(stream, round);
-      if (!exec)
-        return -1;
-      const float ms = bench::medianMs(
-                           driver, [&] { graphs.launch(exec, stream); }, 2, 15,
-                           stream) /
-                       perRound;
-      driver.synchronize(stream);
-      graphs.destroyExec(exec);
-      return ms;
-    };
-    const float inGraph = perLaunchInGraph([&] {
-      for (int i = 0; i < perRound; ++i)
-        driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes,
-                      args[i % copies], stream);
-    });
-    // The read baseline on the same copies, the same two ways.
-    float readLaunches = -1, readGraph = -1;
-    if (readKernel) {
-      uint64_t valueUnits = values.size() / 16,
-               scaleUnits = scaleCodes.size() / 16;
-      std::vector<std::vector<void *>> readArgs(copies);
-      for (int c = 0; c < copies; ++c)
-        readArgs[c] = {&dv[c], &valueUnits, &ds[c], &scaleUnits, &readSink};
-      auto readRound = [&] {
-        for (int i = 0; i < perRound; ++i)
-          driver.launch(readKernel, kReadBlocks, 1, 1, kReadThreads, 0,
-                        readArgs[i % copies], stream);
+    // MATMUL_BENCH_CHECK_ONLY: the check alone, one launch per case (the
+    // run under compute-sanitizer, bench/gpu/run-matmul-sanitizers-on-h200.sh).
+    float ours = -1, inGraph = -1, readLaunches = -1, readGraph = -1;
+    if (!checkOnly) {
+      // Back-to-back launches (the GPU never waits for the host), rotating
+      // the weight copies; the median over rounds of the time per launch.
+      const int perRound = std::max(copies, 20);
+      ours =
+          bench::medianMs(
+              driver,
+              [&] {
+                for (int i = 0; i < perRound; ++i)
+                  driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes,
+                                args[i % copies], stream);
+              },
+              2, 15, stream) /
+          perRound;
+      // The same launches as one CUDA graph, replayed.
+      // A round of launches captured once and replayed: ms per launch, or -1.
+      auto perLaunchInGraph = [&](auto round) -> float {
+        void *exec = graphs.capture(stream, round);
+        if (!exec)
+          return -1;
+        const float ms = bench::medianMs(
+                             driver, [&] { graphs.launch(exec, stream); }, 2, 15,
+                             stream) /
+                         perRound;
+        driver.synchronize(stream);
+        graphs.destroyExec(exec);
+        return ms;
       };
-      readLaunches = bench::medianMs(driver, readRound, 2, 15, stream) /
-                     perRound;
-      readGraph = perLaunchInGraph(readRound);
+      inGraph = perLaunchInGraph([&] {
+        for (int i = 0; i < perRound; ++i)
+          driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes,
+                        args[i % copies], stream);
+      });
+      // The read baseline on the same copies, the same two ways.
+      if (readKernel) {
+        uint64_t valueUnits = values.size() / 16,
+                 scaleUnits = scaleCodes.size() / 16;
+        std::vector<std::vector<void *>> readArgs(copies);
+        for (int c = 0; c < copies; ++c)
+          readArgs[c] = {&dv[c], &valueUnits, &ds[c], &scaleUnits, &readSink};
+        auto readRound = [&] {
+          for (int i = 0; i < perRound; ++i)
+            driver.launch(readKernel, kReadBlocks, 1, 1, kReadThreads, 0,
+                          readArgs[i % copies], stream);
+        };
+        readLaunches = bench::medianMs(driver, readRound, 2, 15, stream) /
+                       perRound;
+        readGraph = perLaunchInGraph(readRound);
+      }
     }
     // The decode floor: the weight and its scales read once.
     const double floorUs = (values.size() + scaleCodes.size()) / bandwidth * 1e6;
     std::printf("%lld,%lld,%lld,%.2f,%.2f,%.2e,%u,%s,%lld,%.2f,%.2f,%.2f,%.2f\n",
-                (long long)m, (long long)k, (long long)n, ours * 1e3, floorUs,
+                (long long)m, (long long)k, (long long)n,
+                ours > 0 ? ours * 1e3 : -1.0, floorUs,
                 relError, block / 32,
                 (dynamicRows ? name + ":" + entry + ":m" + std::to_string(m)
                              : name)
                     .c_str(),
                 (long long)experts,
-                weightBytes / (ours * 1e-3) / 1e12,
+                ours > 0 ? weightBytes / (ours * 1e-3) / 1e12 : -1.0,
                 inGraph > 0 ? inGraph * 1e3 : -1.0,
                 readLaunches > 0 ? readLaunches * 1e3 : -1.0,
                 readGraph > 0 ? readGraph * 1e3 : -1.0);

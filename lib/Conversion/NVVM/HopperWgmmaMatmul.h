@@ -139,6 +139,9 @@ inline int64_t evenTokenTiles(int64_t rows, int64_t maxTokens) {
 /// warpgroup would give some SM fewer than two (three on tiles of at most
 /// kDecodeSizeTokens): fewerBlocksPerSMThan.
 constexpr int64_t kMinClusterSplitChunks = 8;
+/// Dense tiles of up to 64 tokens whose split blocks still fit one wave
+/// (at most one per SM) take down to this many.
+constexpr int64_t kFewBlocksMinClusterSplitChunks = 4;
 constexpr int64_t kDecodeSizeTokens = 16;
 /// Dense tiles above 64 tokens split two ways at most, up to this many
 /// tokens four ways.

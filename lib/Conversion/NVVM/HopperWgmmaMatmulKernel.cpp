@@ -233,10 +233,22 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
                                                                         : 2;
   const int64_t splitBlocksPerSM =
       !ragged && w.tokens <= kDecodeSizeTokens ? 3 : 2;
+  // A split block takes kMinClusterSplitChunks or more; dense tiles of up
+  // to 64 tokens whose split blocks still fit one wave (one per SM) take
+  // down to kFewBlocksMinClusterSplitChunks: there SMs left idle cost more
+  // than a block's short run of chunks (docs/performance.md, "Few blocks").
+  auto canSplitFurther = [&] {
+    const int64_t next = w.split + 1;
+    if (p.chunks / next >= kMinClusterSplitChunks)
+      return true;
+    return !ragged && w.tokens <= 64 &&
+           p.chunks / next >= kFewBlocksMinClusterSplitChunks &&
+           blocksOfOneWarpgroup() / w.split * next <= smCount;
+  };
   while (w.split < maxSplit &&
          fewerBlocksPerSMThan(rule, blocksOfOneWarpgroup(), splitBlocksPerSM,
                               smCount) &&
-         p.chunks / (w.split + 1) >= kMinClusterSplitChunks)
+         canSplitFurther())
     ++w.split;
   // With K split, not below 64 tokens (104-token tiles split in two ran
   // faster than 56-token ones split in three); else down to 32 or below.

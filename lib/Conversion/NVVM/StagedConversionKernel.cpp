@@ -361,8 +361,11 @@ void planEdgeBand(TilePlan &plan, const BlockConversionPlan &blocks,
     edge.sourceNibbleMasks = true;
     return true;
   };
-  if (!masks(plan.destRank, plan.destRunBits, edge.destShift, edge.destMoves))
-    return;
+  // Stores that cannot be masked per run (the Hopper image as the
+  // destination: a K bit inside a 16-byte run above K bits outside it) can
+  // still go unmasked where every missing element lands on padding (below).
+  const bool destRunsMaskable =
+      masks(plan.destRank, plan.destRunBits, edge.destShift, edge.destMoves);
   if (!masks(plan.sourceRank, plan.sourceRunBits, edge.sourceShift,
              edge.sourceMoves) &&
       !nibbleMasks())
@@ -503,6 +506,8 @@ void planEdgeBand(TilePlan &plan, const BlockConversionPlan &blocks,
     edge.maskStores = false;
     for (int64_t t : missing)
       written[t] = 2;
+  } else if (!destRunsMaskable) {
+    return;
   }
   // Whole bytes only; what is left of the region keeps its kind.
   SmallVector<std::pair<int64_t, int64_t>> left;

@@ -114,6 +114,23 @@ func.func @edge_block(%src: memref<?xi8>, %dst: memref<?xi8>) {
 
 // -----
 
+// blackwell_shuffled_value<128, 256> -> hopper_value: the Hopper image
+// holds a K bit inside a 16-byte run above K bits outside it, so its runs
+// cannot be masked per run at K = 2880's edge; the edge band's stores go
+// unmasked instead, every missing element landing on the image's K
+// padding (KB = 1440 padded to 1472) as a zero. 69184 blocks where the
+// per-unit body of the gap blocks took the last 64 K rows (89344).
+!kb3 = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>>
+!kh3 = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>>
+// CHECK-LABEL: func.func @edge_band_unmasked_stores
+// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_{{[0-9]+}} blocks in (%c69184, %c1, %c1) threads in (%c128, %c1, %c1)
+func.func @edge_band_unmasked_stores(%src: memref<?xi8>, %dst: memref<?xi8>) {
+  microscale.convert_storage values %src, %dst : !kb3 -> !kh3, memref<?xi8>, memref<?xi8>
+  return
+}
+
+// -----
+
 // Not staged: padded storage (K = 130 pads the Hopper image), a unit
 // range, and scales take the per-unit kernel with its unit range.
 !sp = !microscale.qtensor<130x64, f4E2M1FN, f8E8M0FNU, block = 2, axis = 0, values = #microscale.strided<major_dim = -1>>

@@ -1410,22 +1410,16 @@ namespace {
 /// Units of the per-unit kernel per piece of a gap: a warp's lanes write a
 /// piece's units side by side.
 constexpr int64_t kGapPieceUnits = 32;
-/// Padding (zero) units per gap thread: a zero piece holds up to this many
-/// times kGapPieceUnits units, lane l storing units l, l + T, l + 2T, ...
-/// (T the piece's threads), so that each store of a warp stays one
-/// contiguous run while the gap blocks are fewer.
-constexpr int64_t kZeroUnitsPerThread = 4;
 /// Pieces per span at most (the table is a constant array in the kernel
 /// module).
 constexpr int64_t kMaxGapPieces = int64_t(1) << 16;
 
 /// The destination bytes that no tile writes: the plan's span gaps, then
 /// the runs of each batch's tail, cut into pieces of at most kGapPieceUnits
-/// units (kZeroUnitsPerThread times that for padding). Each piece is an i64
-/// of the table: its first byte from the span's (the batch's, for the tail)
-/// start << 16 | 1 << 8 where it holds elements | its units. Units are the
-/// per-unit kernel's store units where a piece holds elements, else
-/// `zeroBytes` of zeros.
+/// units. Each piece is an i64 of the table: its first byte from the span's
+/// (the batch's, for the tail) start << 16 | 1 << 8 where it holds elements
+/// | its units. Units are the per-unit kernel's store units where a piece
+/// holds elements, else `zeroBytes` of zeros.
 struct GapPieces {
   SmallVector<int64_t> table;
   int64_t spanPieces = 0, tailPieces = 0;
@@ -1466,14 +1460,12 @@ struct GapPieces {
       return std::nullopt;
     auto cut = [&](int64_t offset, int64_t length, bool elements) {
       const int64_t unit = pieces.unitBytes(elements);
-      const int64_t most =
-          elements ? kGapPieceUnits : kGapPieceUnits * kZeroUnitsPerThread;
       if (offset % unit || length % unit || offset >= (int64_t(1) << 40))
         return false;
-      for (int64_t u = 0; u < length / unit; u += most)
+      for (int64_t u = 0; u < length / unit; u += kGapPieceUnits)
         pieces.table.push_back((offset + u * unit) << 16 |
                                int64_t(elements) << 8 |
-                               std::min(most, length / unit - u));
+                               std::min(kGapPieceUnits, length / unit - u));
       return true;
     };
     for (auto [gap, elements] :
@@ -1488,19 +1480,13 @@ struct GapPieces {
     pieces.tailPieces = pieces.table.size() - pieces.spanPieces;
     if (static_cast<int64_t>(pieces.table.size()) > kMaxGapPieces)
       return std::nullopt;
-    // Threads per piece: the most any piece needs (one per element unit,
-    // one per kZeroUnitsPerThread zero units), to a power of two
+    // Threads per piece: the most units of any piece, to a power of two
     // (blackwell_value's 96-byte row ends are 6 units: 8 threads, not 32).
     auto threadsFor = [&](int64_t begin, int64_t end) {
-      int64_t threads = 1;
-      for (int64_t i = begin; i < end; ++i) {
-        const int64_t units = pieces.table[i] & 0xFF;
-        threads = std::max<int64_t>(
-            threads, (pieces.table[i] >> 8) & 1
-                         ? units
-                         : llvm::divideCeil(units, kZeroUnitsPerThread));
-      }
-      return static_cast<int64_t>(llvm::PowerOf2Ceil(threads));
+      int64_t units = 1;
+      for (int64_t i = begin; i < end; ++i)
+        units = std::max<int64_t>(units, pieces.table[i] & 0xFF);
+      return static_cast<int64_t>(llvm::PowerOf2Ceil(units));
     };
     pieces.spanPieceThreads = threadsFor(0, pieces.spanPieces);
     pieces.tailPieceThreads =
@@ -1590,9 +1576,9 @@ planStagedConversion(ConvertStorageOp op, int64_t tilesInSequence) {
 }
 
 /// The gap blocks' work for gap thread `thread`: one unit of a piece of a
-/// span's gaps or of a batch's tail, converted through the per-unit body,
-/// where the piece holds elements; else up to kZeroUnitsPerThread units of
-/// zeros (padding), the piece's threads apart.
+/// span's gaps or of a batch's tail,
+/// converted through the per-unit body where the piece holds elements, else
+/// zeros (padding).
 static void emitGapThread(OpBuilder &builder, Location loc,
                           const StagedConversion &staged, Value table,
                           Value source, Value dest, Value thread) {
@@ -1642,41 +1628,27 @@ static void emitGapThread(OpBuilder &builder, Location loc,
   Value units = field(0, 0xFF);
   Value elements = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
                                          field(8, 1), e.index(0));
-  Value pieceStart = e.add(start, field(16, 0));
-  auto ifUnit = [&](Value unit) {
-    return scf::IfOp::create(
-        builder, loc,
-        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult, unit,
-                              units),
-        /*withElse=*/false);
-  };
+  Value unitBytes = e.select(elements, e.index(gaps.elementBytes),
+                             e.index(gaps.zeroBytes));
+  Value byte = e.add(e.add(start, field(16, 0)), e.mul(lane, unitBytes));
+  Value active = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ult,
+                                       lane, units);
+  auto ifActive = scf::IfOp::create(builder, loc, active, /*withElse=*/false);
   OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(&ifActive.getThenRegion().front());
   auto ifElements = scf::IfOp::create(builder, loc, elements, /*withElse=*/true);
   builder.setInsertionPointToStart(&ifElements.getThenRegion().front());
-  auto ifActive = ifUnit(lane);
-  builder.setInsertionPointToStart(&ifActive.getThenRegion().front());
-  staged.conversion.emitUnit(
-      builder, loc, source, dest,
-      e.div(e.add(pieceStart, e.mul(lane, gaps.elementBytes)),
-            gaps.elementBytes));
+  staged.conversion.emitUnit(builder, loc, source, dest,
+                             e.div(byte, gaps.elementBytes));
   builder.setInsertionPointToStart(&ifElements.getElseRegion().front());
-  Value pieceThreads = e.select(inSpans, e.index(gaps.spanPieceThreads),
-                                e.index(gaps.tailPieceThreads));
-  Value zeros = arith::ConstantOp::create(
+  vector::StoreOp::create(
       builder, loc,
-      DenseElementsAttr::get(
-          VectorType::get({gaps.zeroBytes}, builder.getI8Type()),
-          builder.getI8IntegerAttr(0)));
-  for (int64_t k = 0; k < kZeroUnitsPerThread; ++k) {
-    OpBuilder::InsertionGuard unitGuard(builder);
-    Value unit = k ? e.add(lane, e.mul(pieceThreads, e.index(k))) : lane;
-    auto ifZero = ifUnit(unit);
-    builder.setInsertionPointToStart(&ifZero.getThenRegion().front());
-    vector::StoreOp::create(builder, loc, zeros, dest,
-                            ValueRange{e.add(pieceStart,
-                                             e.mul(unit, gaps.zeroBytes))},
-                            false, llvm::MaybeAlign(gaps.zeroBytes));
-  }
+      arith::ConstantOp::create(
+          builder, loc,
+          DenseElementsAttr::get(
+              VectorType::get({gaps.zeroBytes}, builder.getI8Type()),
+              builder.getI8IntegerAttr(0))),
+      dest, ValueRange{byte}, false, llvm::MaybeAlign(gaps.zeroBytes));
 }
 
 bool mlir::microscale::outlineTiledConversion(ConvertStorageOp op,

@@ -84,13 +84,13 @@ func.func @paired_half_tiles(%src: memref<?xi8>, %dst: memref<?xi8>) {
 // shuffled layout's blocks are 128 K rows, and K = 2880 = 22.5 x 128. A
 // 23rd band per batch takes the last 64 rows: its loads past K give zeros,
 // which its stores write into the destination's K padding. The gap blocks
-// are left padding only (16-byte zeros, four units per thread), not the
-// edge rows one byte per thread: 32 x 23 x 360 tiles of 32 threads, four to
-// a block (66240 blocks), then 2208 gap blocks (8832 at one unit each).
+// are left padding only (16-byte zeros), not the edge rows one byte per
+// thread: 32 x 23 x 360 tiles of 32 threads, four to a block (66240
+// blocks), then 8832 gap blocks.
 !ks = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.strided<major_dim = -2>>
 !kb = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>>
 // CHECK-LABEL: func.func @edge_band
-// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_{{[0-9]+}} blocks in (%c68448, %c1, %c1) threads in (%c128, %c1, %c1)
+// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_{{[0-9]+}} blocks in (%c75072, %c1, %c1) threads in (%c128, %c1, %c1)
 func.func @edge_band(%src: memref<?xi8>, %dst: memref<?xi8>) {
   microscale.convert_storage values %src, %dst : !ks -> !kb, memref<?xi8>, memref<?xi8>
   return
@@ -118,13 +118,12 @@ func.func @edge_block(%src: memref<?xi8>, %dst: memref<?xi8>) {
 // holds a K bit inside a 16-byte run above K bits outside it, so its runs
 // cannot be masked per run at K = 2880's edge; the edge band's stores go
 // unmasked instead, every missing element landing on the image's K
-// padding (KB = 1440 padded to 1472) as a zero. 66240 tile blocks and
-// 736 gap blocks of padding where 23104 gap blocks took the last 64 K rows
-// through the per-unit body (89344 in all).
+// padding (KB = 1440 padded to 1472) as a zero. 69184 blocks where the
+// per-unit body of the gap blocks took the last 64 K rows (89344).
 !kb3 = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.blackwell_shuffled_value<block_k = 128, block_n = 256>>
 !kh3 = !microscale.qtensor<32x2880x5760, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>>
 // CHECK-LABEL: func.func @edge_band_unmasked_stores
-// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_{{[0-9]+}} blocks in (%c66976, %c1, %c1) threads in (%c128, %c1, %c1)
+// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_{{[0-9]+}} blocks in (%c69184, %c1, %c1) threads in (%c128, %c1, %c1)
 func.func @edge_band_unmasked_stores(%src: memref<?xi8>, %dst: memref<?xi8>) {
   microscale.convert_storage values %src, %dst : !kb3 -> !kh3, memref<?xi8>, memref<?xi8>
   return

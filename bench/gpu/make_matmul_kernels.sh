@@ -672,6 +672,8 @@ sanitize_cases() {
   emit_hopper 64 640 200 3
   emit_hopper 64 640 200 0 0 0 0 0 0 3
   emit_hopper 130 1504 1000
+  emit_hopper 64 1504 1000
+  emit_hopper 16 2048 768
   emit_hopper_dynamic 640 200 1 7 16 24 100 300
   emit_hopper_dynamic 2880 576 16 64 130 300
   emit_hopper_moe 40 512 96 8 10

@@ -44,6 +44,7 @@
 
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
 #include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
+#include "microscale/Dialect/Microscale/Utils/WordBitMap.h"
 #include "microscale/Dialect/Microscale/Utils/ConstantTable.h"
 #include "microscale/Dialect/Microscale/Utils/StorageConversion.h"
 #include "microscale/Reference/BlockBits.h"
@@ -912,15 +913,29 @@ public:
     return x;
   }
 
-  /// Bit i of x moves to bit map[i]: a mask, a shift and an or per
-  /// distance (shiftMasks).
+  /// Bit i of x moves to bit map[i]: a mask, a move and an or per term of
+  /// planWordBitMap, whose multiplies move several distances at once on the
+  /// multiply-add pipe (the tiles of the Hopper-image pairs are bound by
+  /// the integer pipe).
   Value permuteBits(Value x, const std::array<int8_t, 32> &map) {
     Value result;
-    for (auto [distance, mask] : shiftMasks(map)) {
-      Value part = shift(arith::AndIOp::create(
-                             b, loc, x,
-                             e.i32(static_cast<int32_t>(mask))),
-                         distance);
+    std::vector<WordBitMapTerm> terms = planWordBitMap(map);
+    for (const WordBitMapTerm &term : terms) {
+      Value masked = arith::AndIOp::create(
+          b, loc, x, e.i32(static_cast<int32_t>(term.sourceMask)));
+      Value part;
+      if (!term.multiplier) {
+        part = shift(masked, term.distance);
+      } else {
+        Value multiplier = e.i32(static_cast<int32_t>(term.multiplier));
+        if (term.highWord)
+          part = arith::MulUIExtendedOp::create(b, loc, masked, multiplier)
+                     .getHigh();
+        else
+          part = arith::MulIOp::create(b, loc, masked, multiplier);
+        part = arith::AndIOp::create(
+            b, loc, part, e.i32(static_cast<int32_t>(term.destMask)));
+      }
       result = result ? e.bor(result, part) : part;
     }
     return result;

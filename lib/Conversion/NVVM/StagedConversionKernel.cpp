@@ -905,6 +905,28 @@ public:
         .getResult(0);
   }
 
+  /// The bits of x where `mask` is set and those of y elsewhere. ptxas
+  /// does not see `(x & m) | (y & ~m)` as one three-input LOP3 (it emits two,
+  /// one per mask), so on the device the select is written as one `lop3`.
+  Value selectBits(uint32_t mask, Value x, Value y) {
+    if (onHost)
+      return e.bor(e.band(x, mask),
+                   arith::AndIOp::create(b, loc, y,
+                                         e.i32(static_cast<int32_t>(~mask))));
+    // lop3's table is f(a, b, c) over a = 0xF0, b = 0xCC, c = 0xAA:
+    // (a & b) | (c & ~b) = 0xE2 with a = x, b = mask, c = y.
+    std::string text = "lop3.b32 $0, $1, 0x" + llvm::utohexstr(mask) +
+                       ", $2, 0xE2;";
+    return LLVM::InlineAsmOp::create(
+               b, loc, b.getI32Type(), ValueRange{x, y}, text, "=r,r,r",
+               /*has_side_effects=*/false, /*is_align_stack=*/false,
+               LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(b.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               ArrayAttr())
+        .getResult(0);
+  }
+
   Value shift(Value x, int distance) {
     if (distance > 0)
       return e.shl(x, distance);
@@ -1342,11 +1364,8 @@ private:
           if (r & bit)
             continue;
           Value x = regs[r], y = regs[r | bit];
-          regs[r] = e.bor(e.band(x, 0x0F0F0F0F), e.shl(e.band(y, 0x0F0F0F0F), 4));
-          regs[r | bit] = e.bor(e.band(e.shr(x, 4), 0x0F0F0F0F),
-                                arith::AndIOp::create(
-                                    b, loc, y,
-                                    e.i32(static_cast<int32_t>(0xF0F0F0F0))));
+          regs[r] = selectBits(0x0F0F0F0F, x, e.shl(y, 4));
+          regs[r | bit] = selectBits(0x0F0F0F0F, e.shr(x, 4), y);
         }
       }
       state[p] = state[0];

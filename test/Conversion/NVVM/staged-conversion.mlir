@@ -9,8 +9,11 @@
 // The block route's block is 64 x 128 values (4 KiB, 2^13 nibbles): one
 // tile per block of 2^(13 - 6) = 128 threads, 2 x 4 x 4 = 32 blocks. Phase
 // 1: two 16-byte loads per thread into the source-order tile A (swizzled
-// chunk addresses); phase 2: 8 words of A per thread, routed by byte
-// permutes (prmt.b32), Step B applied, 8 words into the destination-order
+// chunk addresses); phase 2: 8 words of A per thread, their nibbles
+// exchanged between register pairs (one lop3 select each), routed by byte
+// permutes (prmt.b32), Step B applied (planWordBitMap's terms: a high
+// multiply by 2^30 + 2^24 for the moves by -2 and -8, low multiplies by
+// 2 + 32 and 64 + 4096, two shifts), 8 words into the destination-order
 // tile B; phase 3: 16-byte loads of B and 16-byte stores.
 !s = !microscale.qtensor<2x256x512, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.strided<major_dim = -1>>
 !h = !microscale.qtensor<2x256x512, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>>
@@ -22,7 +25,11 @@
 // CHECK-COUNT-2: vector.store %{{.*}}, %[[A]][%{{.*}}] {alignment = 16 : i64}
 // CHECK: gpu.barrier
 // CHECK-COUNT-8: memref.load %[[A]]
+// CHECK-COUNT-8: llvm.inline_asm {{.*}}"lop3.b32 $0, $1, 0xF0F0F0F, $2, 0xE2;", "=r,r,r"
 // CHECK: llvm.inline_asm {{.*}}"prmt.b32 $0, $1, $2, 0x{{[0-9a-f]+}};", "=r,r,r"
+// CHECK: arith.mului_extended %{{.*}}, %c1090519040_i32 : i32
+// CHECK: arith.muli %{{.*}}, %c34_i32 : i32
+// CHECK: arith.muli %{{.*}}, %c4160_i32 : i32
 // CHECK-COUNT-8: memref.store %{{.*}}, %[[B]]
 // CHECK: gpu.barrier
 // CHECK: vector.load %[[B]]{{.*}} vector<4xi32>

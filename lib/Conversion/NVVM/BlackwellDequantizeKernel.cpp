@@ -30,6 +30,7 @@
 #include "microscale/Conversion/NVVM/Passes.h"
 
 #include "HostEmulation.h"
+#include "InlinePtx.h"
 #include "OutlineSupport.h"
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
 
@@ -220,13 +221,9 @@ private:
     Value packed = arith::TruncIOp::create(
         builder, loc, i16, e.bor(codes[0], e.shl(codes[1], 8)));
     auto structType = LLVM::LLVMStructType::getLiteral(context, {i32, i32});
-    auto asmOp = LLVM::InlineAsmOp::create(
+    auto asmOp = pureInlinePtx(
         builder, loc, structType, ValueRange{packed},
-        folded ? kNativeScaleFoldedPTX : kNativeScalePTX, "=r,=r,h",
-        /*has_side_effects=*/false, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
+        folded ? kNativeScaleFoldedPTX : kNativeScalePTX, "=r,=r,h");
     return {LLVM::ExtractValueOp::create(builder, loc, asmOp.getResult(0),
                                          ArrayRef<int64_t>{0})
                 .getResult(),
@@ -242,13 +239,9 @@ private:
     Type i32 = builder.getI32Type();
     auto structType =
         LLVM::LLVMStructType::getLiteral(context, {i32, i32, i32, i32});
-    auto asmOp = LLVM::InlineAsmOp::create(
+    auto asmOp = pureInlinePtx(
         builder, loc, structType, ValueRange{word, scale},
-        folded ? kNativeDecodeFoldedPTX : kNativeDecodePTX, "=r,=r,=r,=r,r,r",
-        /*has_side_effects=*/false, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
+        folded ? kNativeDecodeFoldedPTX : kNativeDecodePTX, "=r,=r,=r,=r,r,r");
     SmallVector<Value> pairs;
     for (int64_t b = 0; b < 4; ++b)
       pairs.push_back(LLVM::ExtractValueOp::create(

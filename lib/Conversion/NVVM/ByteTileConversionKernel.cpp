@@ -17,6 +17,7 @@
 #include "microscale/Conversion/NVVM/Passes.h"
 
 #include "HostEmulation.h"
+#include "InlinePtx.h"
 #include "OutlineSupport.h"
 
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
@@ -318,14 +319,8 @@ private:
       }
       return result;
     }
-    return LLVM::InlineAsmOp::create(
-               b, loc, b.getI32Type(), ValueRange{x, y, selector},
-               "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r",
-               /*has_side_effects=*/false, /*is_align_stack=*/false,
-               LLVM::tailcallkind::TailCallKind::None,
-               LLVM::AsmDialectAttr::get(b.getContext(),
-                                         LLVM::AsmDialect::AD_ATT),
-               ArrayAttr())
+    return pureInlinePtx(b, loc, b.getI32Type(), ValueRange{x, y, selector},
+                         "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r")
         .getResult(0);
   }
 

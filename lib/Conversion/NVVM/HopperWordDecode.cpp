@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "HopperWordDecode.h"
 #include "HostEmulation.h"
+#include "InlinePtx.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -111,12 +112,9 @@ SmallVector<Value> ScaledWordDecoder::inlineDecode(bool biased, Value bits,
   Type i32 = builder.getI32Type();
   auto structType =
       LLVM::LLVMStructType::getLiteral(context, {i32, i32, i32, i32});
-  auto asmOp = LLVM::InlineAsmOp::create(
-      builder, loc, structType, ValueRange{bits, evenScale, oddScale}, ptx,
-      "=r,=r,=r,=r,r,r,r", /*has_side_effects=*/false,
-      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(context, LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
+  auto asmOp = pureInlinePtx(builder, loc, structType,
+                             ValueRange{bits, evenScale, oddScale}, ptx,
+                             "=r,=r,=r,=r,r,r,r");
   SmallVector<Value> pairs;
   for (int64_t slot = 0; slot < 4; ++slot)
     pairs.push_back(LLVM::ExtractValueOp::create(

@@ -19,6 +19,13 @@ LLVM::InlineAsmOp inlinePtx(OpBuilder &b, Location loc, Type result,
                             ValueRange operands, StringRef ptx,
                             StringRef constraints);
 
+/// `ptx` without side effects: a pure function of its operands (byte
+/// permutes, bit selects, conversions), which LLVM may move, merge or drop
+/// like any arithmetic.
+LLVM::InlineAsmOp pureInlinePtx(OpBuilder &b, Location loc, Type result,
+                                ValueRange operands, StringRef ptx,
+                                StringRef constraints);
+
 } // namespace mlir::microscale
 
 #endif

@@ -38,6 +38,7 @@
 #include "microscale/Conversion/NVVM/Passes.h"
 
 #include "HostEmulation.h"
+#include "InlinePtx.h"
 #include "OutlineSupport.h"
 
 #include "microscale/Conversion/GPUCommon/KernelFunction.h"
@@ -895,13 +896,8 @@ public:
     }
     std::string text =
         "prmt.b32 $0, $1, $2, 0x" + llvm::utohexstr(selector) + ";";
-    return LLVM::InlineAsmOp::create(
-               b, loc, b.getI32Type(), ValueRange{x, y}, text, "=r,r,r",
-               /*has_side_effects=*/false, /*is_align_stack=*/false,
-               LLVM::tailcallkind::TailCallKind::None,
-               LLVM::AsmDialectAttr::get(b.getContext(),
-                                         LLVM::AsmDialect::AD_ATT),
-               ArrayAttr())
+    return pureInlinePtx(b, loc, b.getI32Type(), ValueRange{x, y}, text,
+                         "=r,r,r")
         .getResult(0);
   }
 
@@ -917,13 +913,8 @@ public:
     // (a & b) | (c & ~b) = 0xE2 with a = x, b = mask, c = y.
     std::string text = "lop3.b32 $0, $1, 0x" + llvm::utohexstr(mask) +
                        ", $2, 0xE2;";
-    return LLVM::InlineAsmOp::create(
-               b, loc, b.getI32Type(), ValueRange{x, y}, text, "=r,r,r",
-               /*has_side_effects=*/false, /*is_align_stack=*/false,
-               LLVM::tailcallkind::TailCallKind::None,
-               LLVM::AsmDialectAttr::get(b.getContext(),
-                                         LLVM::AsmDialect::AD_ATT),
-               ArrayAttr())
+    return pureInlinePtx(b, loc, b.getI32Type(), ValueRange{x, y}, text,
+                         "=r,r,r")
         .getResult(0);
   }
 

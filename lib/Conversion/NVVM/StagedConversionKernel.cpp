@@ -926,31 +926,36 @@ public:
     return x;
   }
 
-  /// Bit i of x moves to bit map[i]: a mask, a move and an or per term of
-  /// planWordBitMap, whose multiplies move several distances at once on the
-  /// multiply-add pipe (the tiles of the Hopper-image pairs are bound by
-  /// the integer pipe).
+  /// Bit i of x moves to bit map[i]: a move per term of planWordBitMap,
+  /// whose multiplies move several distances at once on the multiply-add
+  /// pipe (the tiles of the Hopper-image pairs are bound by the integer
+  /// pipe). The terms' destination masks partition the word, so each term
+  /// after the first is merged by one select on its mask: no term needs its
+  /// destination mask applied, and a shift term no source mask.
   Value permuteBits(Value x, const std::array<int8_t, 32> &map) {
     Value result;
     std::vector<WordBitMapTerm> terms = planWordBitMap(map);
+    uint32_t covered = 0;
     for (const WordBitMapTerm &term : terms) {
-      Value masked = arith::AndIOp::create(
-          b, loc, x, e.i32(static_cast<int32_t>(term.sourceMask)));
+      assert(!(covered & term.destMask) && "terms' destinations overlap");
+      covered |= term.destMask;
       Value part;
       if (!term.multiplier) {
-        part = shift(masked, term.distance);
+        part = shift(x, term.distance);
       } else {
+        // The source mask keeps the other bits' copies off the product.
+        Value masked = arith::AndIOp::create(
+            b, loc, x, e.i32(static_cast<int32_t>(term.sourceMask)));
         Value multiplier = e.i32(static_cast<int32_t>(term.multiplier));
         if (term.highWord)
           part = arith::MulUIExtendedOp::create(b, loc, masked, multiplier)
                      .getHigh();
         else
           part = arith::MulIOp::create(b, loc, masked, multiplier);
-        part = arith::AndIOp::create(
-            b, loc, part, e.i32(static_cast<int32_t>(term.destMask)));
       }
-      result = result ? e.bor(result, part) : part;
+      result = result ? selectBits(term.destMask, part, result) : part;
     }
+    assert(covered == 0xFFFFFFFFu && "terms leave bits of the word unset");
     return result;
   }
 

@@ -13,7 +13,8 @@
 // exchanged between register pairs (one lop3 select each), routed by byte
 // permutes (prmt.b32), Step B applied (planWordBitMap's terms: a high
 // multiply by 2^30 + 2^24 for the moves by -2 and -8, low multiplies by
-// 2 + 32 and 64 + 4096, two shifts), 8 words into the destination-order
+// 2 + 32 and 64 + 4096, two shifts, merged by lop3 selects on their
+// destination masks), 8 words into the destination-order
 // tile B; phase 3: 16-byte loads of B and 16-byte stores.
 !s = !microscale.qtensor<2x256x512, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.strided<major_dim = -1>>
 !h = !microscale.qtensor<2x256x512, f4E2M1FN, f8E8M0FNU, block = 2, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>>
@@ -27,7 +28,9 @@
 // CHECK-COUNT-8: memref.load %[[A]]
 // CHECK-COUNT-8: llvm.inline_asm {{.*}}"lop3.b32 $0, $1, 0xF0F0F0F, $2, 0xE2;", "=r,r,r"
 // CHECK: llvm.inline_asm {{.*}}"prmt.b32 $0, $1, $2, 0x{{[0-9a-f]+}};", "=r,r,r"
-// CHECK: arith.mului_extended %{{.*}}, %c1090519040_i32 : i32
+// CHECK: %{{.*}}, %[[HIGH:.*]] = arith.mului_extended %{{.*}}, %c1090519040_i32 : i32
+// CHECK: %[[BY3:.*]] = arith.shrui %{{.*}}, %c3_i32 : i32
+// CHECK: llvm.inline_asm {{.*}}"lop3.b32 $0, $1, 0xC000C00, $2, 0xE2;", "=r,r,r" %[[BY3]], %[[HIGH]]
 // CHECK: arith.muli %{{.*}}, %c34_i32 : i32
 // CHECK: arith.muli %{{.*}}, %c4160_i32 : i32
 // CHECK-COUNT-8: memref.store %{{.*}}, %[[B]]

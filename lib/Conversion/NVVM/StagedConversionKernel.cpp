@@ -935,7 +935,7 @@ public:
   Value permuteBits(Value x, const std::array<int8_t, 32> &map) {
     Value result;
     std::vector<WordBitMapTerm> terms = planWordBitMap(map);
-    uint32_t covered = 0;
+    [[maybe_unused]] uint32_t covered = 0; // checked by the asserts only
     for (const WordBitMapTerm &term : terms) {
       assert(!(covered & term.destMask) && "terms' destinations overlap");
       covered |= term.destMask;

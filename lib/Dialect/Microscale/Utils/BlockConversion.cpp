@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
+#include "microscale/Dialect/Microscale/Utils/WordBitMap.h"
 
 #include "microscale/Dialect/Microscale/Utils/BandCopy.h"
 #include "microscale/Reference/BlockBits.h"
@@ -1861,14 +1862,6 @@ bool mlir::microscale::writesBandsThroughBuffer(
                            access.runBytes;
     }
   return written == plan.spanBytes;
-}
-
-std::map<int, uint32_t>
-mlir::microscale::shiftMasks(const std::array<int8_t, 32> &map) {
-  std::map<int, uint32_t> masks;
-  for (int i = 0; i < 32; ++i)
-    masks[map[i] - i] |= uint32_t(1) << i;
-  return masks;
 }
 
 BlockConversionTarget::~BlockConversionTarget() = default;

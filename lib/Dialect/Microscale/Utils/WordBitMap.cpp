@@ -1,9 +1,6 @@
 //===- WordBitMap.cpp - A 32-bit word's bit permutation as terms ----------===//
 #include "microscale/Dialect/Microscale/Utils/WordBitMap.h"
 
-#include <cassert>
-#include <map>
-
 using namespace mlir::microscale;
 
 namespace {
@@ -18,8 +15,9 @@ struct DistanceClass {
 };
 
 /// The multiply term that moves every class in `group` at once, if it is
-/// exact: no two partial products on one bit (so no carries) and no stray
-/// copy on a wanted bit.
+/// exact: no two partial products on one bit, so no carries. A stray copy
+/// on a wanted bit would meet that bit's own partial product, so the same
+/// check keeps strays off the wanted bits.
 bool multiplyTerm(const std::vector<DistanceClass> &group,
                   WordBitMapTerm &term) {
   bool high = group.front().distance < 0;
@@ -36,7 +34,7 @@ bool multiplyTerm(const std::vector<DistanceClass> &group,
     sourceMask |= c.bits;
     destMask |= c.distance >= 0 ? c.bits << c.distance : c.bits >> -c.distance;
   }
-  uint64_t seen[2] = {0, 0}; // product bits 0..127 (at most 62 used)
+  uint64_t seen = 0; // product bits 0..62
   for (const DistanceClass &owner : group)
     for (int bit = 0; bit < 32; ++bit) {
       if (!(owner.bits >> bit & 1))
@@ -45,16 +43,10 @@ bool multiplyTerm(const std::vector<DistanceClass> &group,
         int position = bit + (high ? 32 + c.distance : c.distance);
         if (!high && position >= 32)
           continue; // dropped from the low word, carries cannot come back
-        uint64_t &word = seen[position / 64];
-        uint64_t flag = uint64_t(1) << (position % 64);
-        if (word & flag)
+        uint64_t flag = uint64_t(1) << position;
+        if (seen & flag)
           return false;
-        word |= flag;
-        if (&c == &owner)
-          continue;
-        int result = high ? position - 32 : position;
-        if (result >= 0 && result < 32 && (destMask >> result & 1))
-          return false;
+        seen |= flag;
       }
     }
   term.sourceMask = sourceMask;
@@ -75,8 +67,8 @@ WordBitMapTerm shiftTerm(const DistanceClass &c) {
 }
 
 /// Integer-pipe instructions first, then multiply-add-pipe ones (left
-/// shifts become multiplies on NVIDIA GPUs); the combining or is counted
-/// with each term.
+/// shifts become multiplies on NVIDIA GPUs); the instruction that merges a
+/// term into the word (an or, or a select) is counted with each term.
 int shiftCost(int distance) {
   if (distance == 0)
     return 16;
@@ -88,11 +80,8 @@ constexpr int kMultiplyCost = 32 + 1;
 
 std::vector<WordBitMapTerm>
 mlir::microscale::planWordBitMap(const std::array<int8_t, 32> &map) {
-  std::map<int, uint32_t> byDistance;
-  for (int i = 0; i < 32; ++i)
-    byDistance[map[i] - i] |= uint32_t(1) << i;
   std::vector<DistanceClass> classes;
-  for (auto [distance, bits] : byDistance)
+  for (auto [distance, bits] : shiftMasks(map))
     classes.push_back({distance, bits});
   const int n = static_cast<int>(classes.size());
   std::vector<WordBitMapTerm> terms;
@@ -140,6 +129,14 @@ mlir::microscale::planWordBitMap(const std::array<int8_t, 32> &map) {
   for (uint32_t set = all; set; set &= ~choice[set])
     terms.push_back(groupTerm[choice[set]]);
   return terms;
+}
+
+std::map<int, uint32_t>
+mlir::microscale::shiftMasks(const std::array<int8_t, 32> &map) {
+  std::map<int, uint32_t> masks;
+  for (int i = 0; i < 32; ++i)
+    masks[map[i] - i] |= uint32_t(1) << i;
+  return masks;
 }
 
 uint32_t mlir::microscale::applyWordBitMap(

@@ -193,11 +193,6 @@ planBlockConversion(const ::microscale::ref::Layout &from,
                     int64_t minBytesWithGaps = kDefaultMinBytesWithGaps,
                     int minBlockBits = 0, bool edgeBlocks = false);
 
-/// A word bit map (bit i moves to bit map[i]) as one mask of source bits
-/// per distance map[i] - i: applying it costs a mask, a shift and an or per
-/// entry.
-std::map<int, uint32_t> shiftMasks(const std::array<int8_t, 32> &map);
-
 /// What a target adds to the block route: instructions that the
 /// target-neutral dialects (arith, vector, memref, scf) do not have. The
 /// route is correct without any of them; a target that has them (the host

@@ -6,8 +6,9 @@
 // (shiftMasks). Several distances of one sign can share a term when one
 // integer multiply moves them all: (x & sourceMask) * (2^d1 + 2^d2 + ...)
 // shifts copies of the masked bits by every d at once, and when no two
-// partial products fall on the same bit (no carry anywhere) and no stray
-// copy falls on a wanted bit, `& destMask` keeps exactly the wanted ones.
+// partial products fall on the same bit (no carry anywhere; then no stray
+// copy falls on a wanted bit either), `& destMask` keeps exactly the wanted
+// ones.
 // Right moves take the high word of the 64-bit product (distances 32 + d).
 // On NVIDIA GPUs the multiply issues on the multiply-add pipe, so a term of
 // k distances costs two integer-pipe instructions instead of k or 2k.
@@ -18,9 +19,15 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace mlir::microscale {
+
+/// A word bit map (bit i moves to bit map[i]) as one mask of source bits
+/// per distance map[i] - i: applying it costs a mask, a shift and an or per
+/// entry.
+std::map<int, uint32_t> shiftMasks(const std::array<int8_t, 32> &map);
 
 /// One term of a word bit map: the bits `sourceMask` move by `distance`
 /// (single-distance terms, multiplier 0) or, with `multiplier` set, by the

@@ -283,6 +283,9 @@ def main():
                         help="only the cases whose 'part shape from->to' "
                              "(e.g. 'values 32x2880x5760 hopper_value:-2:3->') "
                              "matches this regular expression")
+    parser.add_argument("--tiling", default="",
+                        help="more microscale-nvvm-set-tiling options for "
+                             "every case (e.g. 'byte-tile-buffers=1')")
     parser.add_argument("--check-set", action="store_true",
                         help="the small set of the GPU checks "
                              "(run-sanitizers-on-h200.sh, stream-check)")
@@ -313,7 +316,8 @@ def main():
              "microscale-nvvm-set-tiling{units-per-thread=%d traversal=%s "
              "stage-conversions=%d %s},"
              "microscale-gpu-to-ptx{chip=%s format=%s})"
-             % (per_thread, traversal, staged, extra, args.chip, args.format)],
+             % (per_thread, traversal, staged, extra + " " + args.tiling,
+                args.chip, args.format)],
             check=True, capture_output=True, text=True).stdout
         with open(os.path.join(args.out_dir, name + ".lowered.mlir"), "w") as f:
             f.write(lowered)

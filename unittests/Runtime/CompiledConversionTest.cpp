@@ -6,6 +6,7 @@
 // byte, padding included.
 //
 //===----------------------------------------------------------------------===//
+#include "microscale/Conversion/NVVM/ByteTileConversionKernel.h"
 #include "microscale/Conversion/NVVM/Passes.h"
 #include "microscale/Runtime/CPU/CompiledConversion.h"
 
@@ -24,6 +25,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -798,6 +800,9 @@ struct ByteTileOnHost {
   Fixture &f;
   int64_t threads = 256;
   bool wordGather = true;
+  /// The emulated grid: persistent blocks and shared buffers per block.
+  /// By default one block per tile, as the compiler chooses.
+  int64_t persistentBlocks = std::numeric_limits<int64_t>::max(), buffers = 2;
   unsigned planned = 0, total = 0;
   std::string notPlanned;
 
@@ -812,7 +817,12 @@ struct ByteTileOnHost {
           builder, op.getLoc(), op.getPartAttr(), op.getSource(),
           op.getDest(), ValueRange{}, op.getFromAttr(), op.getToAttr());
       op.erase();
-      emulated = emulateByteTileConversionOnHost(whole, threads, wordGather);
+      ByteTileKernelOptions options;
+      options.threads = threads;
+      options.wordGather = wordGather;
+      options.buffers = buffers;
+      emulated = emulateByteTileConversionOnHost(whole, options,
+                                                 persistentBlocks);
       return success();
     });
     planned += emulated;
@@ -865,6 +875,8 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostEveryPairOfScaleLayouts) {
 TEST_F(Fixture, ByteTileGPUKernelOnHostByteGather) {
   ByteTileOnHost host(*this);
   host.wordGather = false;
+  // Persistent blocks, each over several tiles, two buffers.
+  host.persistentBlocks = 5;
   unsigned seed = 2200;
   const char *layouts[] = {"#microscale.strided<major_dim = -2>",
                            "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>",
@@ -876,6 +888,30 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostByteGather) {
                    type({2, 2880, 320}, "mxfp4", 1, "#microscale.strided", b),
                    StoragePart::scales, seed++);
   EXPECT_EQ(host.planned, host.total) << host.notPlanned;
+}
+
+// The persistent grid (byte-tile-blocks-per-sm) with one and two shared
+// buffers: 7 blocks over the full tiles (most convert several, not all the
+// same number), the edge tiles in blocks of their own.
+TEST_F(Fixture, ByteTileGPUKernelOnHostPersistentGrid) {
+  for (int64_t buffers : {1, 2}) {
+    ByteTileOnHost host(*this);
+    host.persistentBlocks = 7;
+    host.buffers = buffers;
+    unsigned seed = 2300;
+    const char *layouts[] = {
+        "#microscale.strided<major_dim = -2>",
+        "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>",
+        "#microscale.blackwell_scale", "#microscale.strided"};
+    for (const char *a : layouts)
+      for (const char *b : layouts)
+        if (a != b)
+          host.check(
+              type({3, 2880, 1000}, "mxfp4", 1, "#microscale.strided", a),
+              type({3, 2880, 1000}, "mxfp4", 1, "#microscale.strided", b),
+              StoragePart::scales, seed++);
+    EXPECT_EQ(host.planned, host.total) << host.notPlanned;
+  }
 }
 
 // FP8 values are bytes too: small tensors whose whole K fits a tile.

@@ -1,19 +1,22 @@
 //===- ByteTileConversionKernel.cpp - Byte layouts by whole-axis tiles ----===//
 //
-// The NVIDIA kernel of a ByteTilePlan (Utils/ByteTileConversion.h): one
-// thread block per tile. Its threads copy the tile's source chunks into
-// shared memory with aligned vector loads (whatever the source rows'
-// pitch), then each writes whole destination chunks, every byte gathered
-// from shared memory at a position the plan's tables give (a base per
-// chunk, offsets per pattern). The three tables (source chunks,
-// destination chunks with their gather base and pattern, the patterns) are
-// constant globals of the kernel module, read by every block and so served
-// by the caches.
+// The NVIDIA kernel of a ByteTilePlan (Utils/ByteTileConversion.h), on
+// the persistent grid of ByteTileConversionKernel.h. For each tile a
+// block's threads copy the tile's source chunks into shared memory with
+// aligned cp.async copies (whatever the source rows' pitch), then each
+// writes whole destination chunks, every byte gathered from shared memory
+// at a position the plan's tables give (a base per chunk, offsets per
+// pattern). The three tables (source chunks, destination chunks with their
+// gather base and pattern, the patterns) are constant globals of the
+// kernel module; the gather's are the same for every full tile, so a
+// block reads its threads' share once.
 //
-// The host emulation at the end runs the same emitter with the threads as
-// loops and shared memory as a stack buffer.
+// The host emulation at the end runs the same emitter and the same block
+// structure with the threads as loops, plain copies for cp.async, and
+// shared memory as a stack buffer.
 //
 //===----------------------------------------------------------------------===//
+#include "microscale/Conversion/NVVM/ByteTileConversionKernel.h"
 #include "microscale/Conversion/NVVM/Passes.h"
 
 #include "HostEmulation.h"
@@ -27,6 +30,9 @@
 #include "microscale/Dialect/Microscale/Utils/StorageConversion.h"
 #include "microscale/Reference/Layout.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::microscale;
@@ -79,6 +85,12 @@ TableValues getTables(OpBuilder &b, Location loc, Operation *symbolTable,
   return values;
 }
 
+/// The thread's share of a destination gather: per step, its chunk's table
+/// word pair and pattern, and whether the chunk exists (null: it does).
+struct GatherTables {
+  SmallVector<Value> entries, patterns, valid;
+};
+
 class ByteTileEmitter {
 public:
   ByteTileEmitter(OpBuilder &b, Location loc, const ByteTilePlan &plan,
@@ -86,97 +98,69 @@ public:
       : b(b), loc(loc), e(b, loc), plan(plan), tables(tables),
         values(values) {}
 
-  /// Where `tile` reads and writes, and whether it is the edge kind.
-  Value sourceBase(Value tile) {
-    return e.add(e.mul(e.div(tile, plan.numGroups), plan.sourceBatchStride),
-                 e.mul(e.rem(tile, plan.numGroups), plan.sourceGroupStride));
+  /// Where tile (batch, group) reads and writes.
+  Value sourceBase(Value batch, Value group) {
+    return e.add(e.mul(batch, plan.sourceBatchStride),
+                 e.mul(group, plan.sourceGroupStride));
   }
-  Value destBase(Value tile) {
-    return e.add(e.mul(e.div(tile, plan.numGroups), plan.destBatchStride),
-                 e.mul(e.rem(tile, plan.numGroups), plan.destGroupStride));
-  }
-  Value isEdge(Value tile) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                 e.rem(tile, plan.numGroups),
-                                 e.index(plan.numGroups - 1));
+  Value destBase(Value batch, Value group) {
+    return e.add(e.mul(batch, plan.destBatchStride),
+                 e.mul(group, plan.destGroupStride));
   }
 
-  /// `body(kind)` for the tile's kind: one branch per kind, uniform over
-  /// the block.
-  void forKind(Value tile, function_ref<void(int)> body) {
-    if (plan.kinds.size() == 1)
-      return body(0);
-    auto branch = scf::IfOp::create(b, loc, isEdge(tile), /*withElse=*/true);
+  /// The zero bytes of the shared buffer at `buffer` (thread 0's job).
+  void writeZeroByte(Value shared, Value buffer, Value thread) {
+    auto first = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
+                              e.index(0)),
+        /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&branch.getThenRegion().front());
-    body(1);
-    b.setInsertionPointToStart(&branch.getElseRegion().front());
-    body(0);
+    b.setInsertionPointToStart(&first.getThenRegion().front());
+    auto zeroType = VectorType::get({16}, b.getI8Type());
+    Value zeros = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(zeroType, b.getI8IntegerAttr(0)));
+    vector::StoreOp::create(b, loc, zeros, shared,
+                            ValueRange{e.add(buffer, plan.zeroByte)}, false,
+                            llvm::MaybeAlign(16));
   }
 
-  /// Phase 1, thread `thread`: the zero byte (thread 0) and the thread's
-  /// source chunks into shared memory.
-  void copyIn(int kind, Value source, Value shared, Value base,
+  /// Phase 1, thread `thread`: its source chunks of the tile at `base` into
+  /// the shared buffer at `buffer`. On the device by cp.async (completed by
+  /// the caller's wait), on the host by plain loads and stores.
+  void copyIn(int kind, Value source, Value shared, Value buffer, Value base,
               Value thread) {
     Type i8 = b.getI8Type();
-    {
-      auto first = scf::IfOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
-                                e.index(0)),
-          /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&first.getThenRegion().front());
-      auto zeroType = VectorType::get({16}, i8);
-      Value zeros = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(zeroType, b.getI8IntegerAttr(0)));
-      vector::StoreOp::create(b, loc, zeros, shared,
-                              ValueRange{e.index(plan.zeroByte)}, false,
-                              llvm::MaybeAlign(16));
-    }
-    // Every load of the thread first, then every store: the loads are in
-    // flight together. Chunk thread + step * threads; past the end, chunk 0
-    // is read again (in bounds) and not stored.
     const int64_t chunks = plan.kinds[kind].sourceChunks.size();
     const int64_t width = plan.loadBytes, piece = plan.sharedStoreBytes;
-    SmallVector<std::pair<Value, Value>> loads; // (bytes, shared position)
-    SmallVector<Value> valid;
     for (int64_t step = 0; step * plan.threads < chunks; ++step) {
-      auto [i, inRange] = chunkOf(thread, step, chunks);
-      Value read = inRange ? e.select(inRange, i, e.index(0)) : i;
-      Value offset = readTable(values.sourceChunks,
-                               e.add(read, tables.sourceStart[kind]));
-      Value bytes = vector::LoadOp::create(
-          b, loc, VectorType::get({width}, i8), source,
-          ValueRange{e.add(base, offset)}, false, llvm::MaybeAlign(width));
-      Value loaded = e.mul(i, width);
-      loads.push_back({bytes, e.add(loaded, e.mul(e.div(loaded,
-                                                        plan.sharedPeriod),
-                                                  plan.sharedPad))});
-      valid.push_back(inRange);
-    }
-    for (auto [loadPair, inRangeValue] : llvm::zip(loads, valid)) {
+      auto [chunk, inRange] = chunkOf(thread, step, chunks);
       // Lambdas may not capture structured bindings before C++20.
-      const auto &load = loadPair;
-      Value inRange = inRangeValue;
+      Value i = chunk;
       guarded(inRange, [&] {
-        auto [bytes, position] = load;
-        // Narrower stores where the padding breaks the chunk's alignment:
-        // the chunk as `width / piece` integers, each stored as its bytes.
-        Type pieceInt = b.getIntegerType(8 * piece);
-        Value pieces = bytes;
-        if (piece != width)
-          pieces = vector::BitCastOp::create(
-              b, loc, VectorType::get({width / piece}, pieceInt), bytes);
+        Value offset = readTable(values.sourceChunks,
+                                 e.add(i, tables.sourceStart[kind]));
+        Value from = e.add(base, offset);
+        Value loaded = e.mul(i, width);
+        Value position = e.add(
+            buffer, e.add(loaded, e.mul(e.div(loaded, plan.sharedPeriod),
+                                        plan.sharedPad)));
+        // Narrower pieces where the padding breaks the chunk's alignment.
         for (int64_t k = 0; k < width / piece; ++k) {
-          Value part = bytes;
-          if (piece != width)
-            part = vector::BitCastOp::create(
-                b, loc, VectorType::get({piece}, i8),
-                vector::BroadcastOp::create(
-                    b, loc, VectorType::get({1}, pieceInt),
-                    vector::ExtractOp::create(b, loc, pieces, k)));
-          vector::StoreOp::create(b, loc, part, shared,
+          if (!onHost) {
+            NVVM::CpAsyncOp::create(
+                b, loc, pointerTo(shared, e.add(position, k * piece), 3),
+                pointerTo(source, e.add(from, k * piece), 1), piece,
+                piece == 16 ? NVVM::LoadCacheModifierKind::CG
+                            : NVVM::LoadCacheModifierKind::CA,
+                Value());
+            continue;
+          }
+          Value bytes = vector::LoadOp::create(
+              b, loc, VectorType::get({piece}, i8), source,
+              ValueRange{e.add(from, k * piece)}, false,
+              llvm::MaybeAlign(piece));
+          vector::StoreOp::create(b, loc, bytes, shared,
                                   ValueRange{e.add(position, k * piece)},
                                   false, llvm::MaybeAlign(piece));
         }
@@ -184,44 +168,54 @@ public:
     }
   }
 
-  /// Phase 2, thread `thread`: the thread's destination chunks, each byte
-  /// gathered from shared memory.
-  void gatherOut(int kind, Value dest, Value shared, Value base,
-                 Value thread) {
-    Type i8 = b.getI8Type(), i16 = b.getI16Type(), i32 = b.getI32Type();
-    // Straight-line code, each stage for all of the thread's chunks before
-    // the next: table words, patterns, shared bytes, stores. Past the end,
-    // chunk 0's entries are read (in bounds) and nothing is stored.
+  /// The gather tables of `kind` for thread `thread`: the same for every
+  /// tile of the kind, so a block that converts several tiles reads them
+  /// once. Past the end, chunk 0's entries are read (in bounds) and nothing
+  /// is stored.
+  GatherTables loadGatherTables(int kind, Value thread) {
+    Type i16 = b.getI16Type(), i32 = b.getI32Type();
     const int64_t chunks = plan.kinds[kind].destChunks.size();
     const int64_t width = plan.storeBytes;
-    SmallVector<Value> entries, valid;
+    GatherTables t;
     for (int64_t step = 0; step * plan.threads < chunks; ++step) {
       auto [c, inRange] = chunkOf(thread, step, chunks);
       Value read = inRange ? e.select(inRange, c, e.index(0)) : c;
-      entries.push_back(vector::LoadOp::create(
+      t.entries.push_back(vector::LoadOp::create(
           b, loc, VectorType::get({2}, i32), values.destChunks,
           ValueRange{e.mul(e.add(read, tables.destStart[kind]), 2)}, false,
           llvm::MaybeAlign(8)));
-      valid.push_back(inRange);
+      t.valid.push_back(inRange);
     }
-    SmallVector<Value> patterns;
-    for (Value entry : entries) {
+    for (Value entry : t.entries) {
       Value pattern = arith::IndexCastUIOp::create(
           b, loc, b.getIndexType(),
           e.shr(vector::ExtractOp::create(b, loc, entry, 1), 16));
-      patterns.push_back(vector::LoadOp::create(
+      t.patterns.push_back(vector::LoadOp::create(
           b, loc, VectorType::get({width}, i16), values.patterns,
           ValueRange{e.mul(pattern, width)}, false,
           llvm::MaybeAlign(2 * width)));
     }
+    return t;
+  }
+
+  /// Phase 2: the thread's destination chunks of the tile at `base`, each
+  /// gathered from the shared buffer at `buffer` by the tables `t`.
+  void gatherOut(int kind, const GatherTables &t, Value dest, Value shared,
+                 Value buffer, Value base) {
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
+    // Straight-line code, each stage for all of the thread's chunks before
+    // the next: shared reads, permutes, stores.
+    const int64_t width = plan.storeBytes;
     const ByteTileGather gather = plan.kinds[kind].gather;
     SmallVector<Value> chunkBytes;
-    for (size_t chunk = 0; chunk < entries.size(); ++chunk) {
-      Value offsets = patterns[chunk];
-      Value gatherBase = arith::IndexCastUIOp::create(
-          b, loc, b.getIndexType(),
-          e.band(vector::ExtractOp::create(b, loc, entries[chunk], 1),
-                 0xFFFF));
+    for (size_t chunk = 0; chunk < t.entries.size(); ++chunk) {
+      Value offsets = t.patterns[chunk];
+      Value gatherBase = e.add(
+          buffer, arith::IndexCastUIOp::create(
+                      b, loc, b.getIndexType(),
+                      e.band(vector::ExtractOp::create(b, loc,
+                                                       t.entries[chunk], 1),
+                             0xFFFF)));
       auto offset = [&](int64_t i) {
         return e.add(gatherBase,
                      arith::IndexCastOp::create(
@@ -271,7 +265,7 @@ public:
               b, loc, VectorType::get({width / 4}, i32), words)));
     }
     for (auto [entryValue, bytesValue, inRange] :
-         llvm::zip(entries, chunkBytes, valid)) {
+         llvm::zip(t.entries, chunkBytes, t.valid)) {
       // Lambdas may not capture structured bindings before C++20.
       Value entry = entryValue, bytes = bytesValue;
       guarded(inRange, [&] {
@@ -285,11 +279,31 @@ public:
     }
   }
 
-  /// Byte permutes as integer operations instead of PTX (the host
-  /// emulation of the kernel).
+  /// `body` where `condition` holds (always, where it is null).
+  void guarded(Value condition, function_ref<void()> body) {
+    if (!condition)
+      return body();
+    auto branch = scf::IfOp::create(b, loc, condition, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&branch.getThenRegion().front());
+    body();
+  }
+
+  /// Plain loads and stores instead of cp.async, and byte permutes as
+  /// integer operations instead of PTX (the host emulation of the kernel).
   bool onHost = false;
 
 private:
+  /// An LLVM pointer in address space `space` to byte `offset` of the 1-D
+  /// byte memref `memref`: cp.async takes raw pointers.
+  Value pointerTo(Value memref, Value offset, unsigned space) {
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                           e.add(base, offset));
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), i64);
+  }
+
   /// The 4-byte-aligned word of shared memory at byte `at`.
   Value loadSharedWord(Value shared, Value at) {
     Value bytes = vector::LoadOp::create(
@@ -332,15 +346,6 @@ private:
       return {i, Value()};
     return {i, e.lt(i, count)};
   }
-  /// `body` where `condition` holds (always, where it is null).
-  void guarded(Value condition, function_ref<void()> body) {
-    if (!condition)
-      return body();
-    auto branch = scf::IfOp::create(b, loc, condition, /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&branch.getThenRegion().front());
-    body();
-  }
 
   Value readTable(Value table, Value index) {
     Value entry = memref::LoadOp::create(b, loc, table, ValueRange{index});
@@ -369,20 +374,196 @@ std::optional<ByteTilePlan> planFor(ConvertStorageOp op,
     return std::nullopt;
   return planByteTileConversion(*from, *to, threads, wordGather);
 }
+
+/// Where the per-thread code of a block runs: on the device in the thread
+/// itself, a barrier between phases; on the host each phase is a loop over
+/// the block's threads (the barrier is that loop's end), and each copy into
+/// a buffer is preceded by poisoning it.
+struct ThreadPhases {
+  function_ref<void(function_ref<void(Value thread)>)> phase;
+  function_ref<void()> barrier;
+  function_ref<void(Value buffer)> beforeCopy;
+  bool onDevice = true;
+};
+
+/// One block of the kernel, block `block` of `grid`: a persistent block
+/// converts the full tiles block, block + P, ... (P persistent blocks),
+/// copying the next tile into its other buffer while it gathers this one
+/// (two buffers) or after (one); an edge block converts its batch's edge
+/// tile.
+void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
+               const ByteTilePlan &plan, const ByteTileGrid &grid,
+               Value block, Value source, Value dest, Value shared,
+               const ThreadPhases &threads) {
+  Emitter e(b, loc);
+  auto commit = [&] {
+    if (threads.onDevice)
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  };
+  auto waitFor = [&](int64_t pending) {
+    if (threads.onDevice)
+      NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+  };
+  auto bufferAt = [&](int64_t i) { return e.index(i * grid.bufferBytes); };
+  // One tile of `kind` at (batch, group), the block's only one: its gather
+  // tables read while its source is copied in.
+  auto single = [&](int kind, Value batch, Value group) {
+    threads.beforeCopy(bufferAt(0));
+    GatherTables early;
+    threads.phase([&](Value thread) {
+      emitter.writeZeroByte(shared, bufferAt(0), thread);
+      emitter.copyIn(kind, source, shared, bufferAt(0),
+                     emitter.sourceBase(batch, group), thread);
+      commit();
+      if (threads.onDevice)
+        early = emitter.loadGatherTables(kind, thread);
+      waitFor(0);
+    });
+    threads.barrier();
+    threads.phase([&](Value thread) {
+      emitter.gatherOut(kind,
+                        threads.onDevice
+                            ? early
+                            : emitter.loadGatherTables(kind, thread),
+                        dest, shared, bufferAt(0),
+                        emitter.destBase(batch, group));
+    });
+  };
+  auto persistent = [&] {
+    if (grid.persistentBlocks == grid.fullTiles)
+      return single(0, e.div(block, grid.fullGroups),
+                    e.rem(block, grid.fullGroups));
+    const int64_t P = grid.persistentBlocks;
+    // Tile t of the full tiles: batch t / fullGroups, group t % fullGroups.
+    auto copyTile = [&](Value t, Value buffer) {
+      threads.beforeCopy(buffer);
+      threads.phase([&](Value thread) {
+        emitter.copyIn(0, source, shared, buffer,
+                       emitter.sourceBase(e.div(t, grid.fullGroups),
+                                          e.rem(t, grid.fullGroups)),
+                       thread);
+      });
+    };
+    // Every thread commits a group after each (possible) copy, empty where
+    // it copied nothing, so that the groups count the tiles.
+    auto commitPhase = [&] { threads.phase([&](Value) { commit(); }); };
+    // On the device the gather tables are read once, before the loop.
+    GatherTables hoisted;
+    threads.phase([&](Value thread) {
+      for (int64_t i = 0; i < grid.buffers; ++i)
+        emitter.writeZeroByte(shared, bufferAt(i), thread);
+      if (threads.onDevice && grid.hoistTables)
+        hoisted = emitter.loadGatherTables(0, thread);
+    });
+    copyTile(block, bufferAt(0));
+    commitPhase();
+    Value iterations = e.div(
+        arith::SubIOp::create(b, loc, e.index(grid.fullTiles + P - 1), block),
+        P);
+    auto loop = scf::ForOp::create(b, loc, e.index(0), iterations,
+                                   e.index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value i = loop.getInductionVar();
+    Value t = e.add(block, e.mul(i, P));
+    Value next = e.add(t, P);
+    Value hasNext = e.lt(next, grid.fullTiles);
+    Value buffer = bufferAt(0), other;
+    if (grid.buffers == 2) {
+      Value odd = e.rem(i, 2);
+      buffer = e.mul(odd, grid.bufferBytes);
+      other = arith::SubIOp::create(b, loc, bufferAt(1), buffer);
+      emitter.guarded(hasNext, [&] { copyTile(next, other); });
+      // All groups but the newest (the next tile's) done: this tile's.
+      threads.phase([&](Value) {
+        commit();
+        waitFor(1);
+      });
+    } else {
+      threads.phase([&](Value) { waitFor(0); });
+    }
+    threads.barrier();
+    threads.phase([&](Value thread) {
+      GatherTables tables = threads.onDevice && grid.hoistTables
+                                ? hoisted
+                                : emitter.loadGatherTables(0, thread);
+      emitter.gatherOut(0, tables, dest, shared, buffer,
+                        emitter.destBase(e.div(t, grid.fullGroups),
+                                         e.rem(t, grid.fullGroups)));
+    });
+    threads.barrier();
+    if (grid.buffers == 1) {
+      emitter.guarded(hasNext, [&] { copyTile(next, buffer); });
+      commitPhase();
+    }
+  };
+  auto edge = [&] {
+    single(1,
+           arith::SubIOp::create(b, loc, block,
+                                 e.index(grid.persistentBlocks)),
+           e.index(plan.numGroups - 1));
+  };
+  if (!grid.edgeBlocks)
+    return persistent();
+  if (!grid.persistentBlocks)
+    return edge();
+  // Uniform over the block.
+  auto branch = scf::IfOp::create(b, loc, e.lt(block, grid.persistentBlocks),
+                                  /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&branch.getThenRegion().front());
+  persistent();
+  b.setInsertionPointToStart(&branch.getElseRegion().front());
+  edge();
+}
 } // namespace
 
-bool mlir::microscale::outlineByteTileConversion(ConvertStorageOp op,
-                                                 gpu::GPUModuleOp kernels,
-                                                 unsigned index,
-                                                 int64_t threads,
-                                                 bool wordGather) {
-  if (threads % 32 || threads <= 0)
+ByteTileGrid mlir::microscale::planByteTileGrid(
+    const ByteTilePlan &plan, const nvvm::NVIDIAChip &chip,
+    const ByteTileKernelOptions &options) {
+  ByteTileGrid grid;
+  grid.fullGroups = plan.numGroups - (plan.hasEdge ? 1 : 0);
+  grid.fullTiles = plan.batches * grid.fullGroups;
+  grid.edgeBlocks = plan.hasEdge ? plan.batches : 0;
+  grid.bufferBytes = plan.sharedBytes;
+  grid.hoistTables = options.hoistTables;
+  if (options.blocksPerSM == 0) {
+    // One block per tile: measured no slower than the persistent grids on
+    // gpt-oss's scales (docs/performance.md), and without their registers.
+    grid.persistentBlocks = grid.fullTiles;
+    return grid;
+  }
+  // Two buffers where they fit in a block's static shared memory.
+  grid.buffers = options.buffers;
+  if (grid.buffers == 0 ||
+      2 * plan.sharedBytes > chip.staticSharedMemoryPerBlock)
+    grid.buffers =
+        2 * plan.sharedBytes <= chip.staticSharedMemoryPerBlock ? 2 : 1;
+  const int64_t smCount =
+      options.smCount ? options.smCount : chip.defaultSMCount;
+  const int64_t perSM = std::max<int64_t>(
+      1, std::min({options.blocksPerSM, chip.maxThreadsPerSM / plan.threads,
+                   chip.sharedMemoryPerSM /
+                       (grid.buffers * grid.bufferBytes + 1024)}));
+  grid.persistentBlocks = std::min(grid.fullTiles, perSM * smCount);
+  // Registers that keep the persistent blocks resident together.
+  grid.maxRegisters = std::min<int64_t>(
+      chip.maxRegistersPerThread,
+      chip.registersPerSM / (perSM * plan.threads) / 8 * 8);
+  return grid;
+}
+
+bool mlir::microscale::outlineByteTileConversion(
+    ConvertStorageOp op, gpu::GPUModuleOp kernels, unsigned index,
+    const nvvm::NVIDIAChip &chip, const ByteTileKernelOptions &options) {
+  if (options.threads % 32 || options.threads <= 0)
     return false;
   StorageConversion conversion(op);
   std::optional<ByteTilePlan> plan =
-      planFor(op, conversion, threads, wordGather);
+      planFor(op, conversion, options.threads, options.wordGather);
   if (!plan)
     return false;
+  const ByteTileGrid grid = planByteTileGrid(*plan, chip, options);
   MLIRContext *context = op.getContext();
   Location loc = op.getLoc();
   auto i8 = IntegerType::get(context, 8);
@@ -398,25 +579,30 @@ bool mlir::microscale::outlineByteTileConversion(ConvertStorageOp op,
   signature.arguments = {sourceType, destType};
   signature.noAliasBuffers = 2;
   gpu::GPUFuncOp function = buildKernelFunction(kernels, loc, signature);
+  if (grid.maxRegisters)
+    function->setAttr(
+        NVVM::NVVMDialect::getMaxnregAttrName(),
+        IntegerAttr::get(IntegerType::get(context, 32),
+                         static_cast<int32_t>(grid.maxRegisters)));
   OpBuilder builder(context);
-  Value shared =
-      addSharedBuffer(function, getSharedMemRefType({plan->sharedBytes}, i8),
-                      loc, /*alignment=*/16);
+  Value shared = addSharedBuffer(
+      function,
+      getSharedMemRefType({grid.buffers * grid.bufferBytes}, i8), loc,
+      /*alignment=*/16);
   Block &entry = function.getBody().front();
   builder.setInsertionPointToStart(&entry);
   ByteTileTables tables(*plan);
   TableValues values =
       getTables(builder, loc, kernels, signature.name, tables);
-  Value tile = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
+  Value block = gpu::BlockIdOp::create(builder, loc, gpu::Dimension::x);
   Value thread = gpu::ThreadIdOp::create(builder, loc, gpu::Dimension::x);
   ByteTileEmitter emitter(builder, loc, *plan, tables, values);
-  Value sourceBase = emitter.sourceBase(tile);
-  Value destBase = emitter.destBase(tile);
-  emitter.forKind(tile, [&](int kind) {
-    emitter.copyIn(kind, entry.getArgument(0), shared, sourceBase, thread);
-    gpu::BarrierOp::create(builder, loc);
-    emitter.gatherOut(kind, entry.getArgument(1), shared, destBase, thread);
-  });
+  auto phase = [&](function_ref<void(Value)> body) { body(thread); };
+  auto barrier = [&] { gpu::BarrierOp::create(builder, loc); };
+  auto noPoison = [](Value) {};
+  emitBlock(builder, loc, emitter, *plan, grid, block, entry.getArgument(0),
+            entry.getArgument(1), shared,
+            ThreadPhases{phase, barrier, noPoison, /*onDevice=*/true});
   builder.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(builder, loc);
 
@@ -425,7 +611,7 @@ bool mlir::microscale::outlineByteTileConversion(ConvertStorageOp op,
   Value one = host.index(1);
   gpu::LaunchFuncOp::create(
       builder, loc, function,
-      gpu::KernelDim3{host.index(plan->getNumTiles()), one, one},
+      gpu::KernelDim3{host.index(grid.getNumBlocks()), one, one},
       gpu::KernelDim3{host.index(plan->threads), one, one}, Value(),
       ValueRange{castToArgument(builder, loc, op.getSource(), sourceType),
                  castToArgument(builder, loc, op.getDest(), destType)});
@@ -433,64 +619,67 @@ bool mlir::microscale::outlineByteTileConversion(ConvertStorageOp op,
   return true;
 }
 
-bool mlir::microscale::emulateByteTileConversionOnHost(ConvertStorageOp op,
-                                                       int64_t threads,
-                                                       bool wordGather) {
-  std::optional<ByteTilePlan> plan =
-      planFor(op, StorageConversion(op), threads, wordGather);
+bool mlir::microscale::emulateByteTileConversionOnHost(
+    ConvertStorageOp op, const ByteTileKernelOptions &options,
+    int64_t persistentBlocks) {
+  std::optional<ByteTilePlan> plan = planFor(
+      op, StorageConversion(op), options.threads, options.wordGather);
   if (!plan)
     return false;
+  ByteTileGrid grid;
+  grid.fullGroups = plan->numGroups - (plan->hasEdge ? 1 : 0);
+  grid.fullTiles = plan->batches * grid.fullGroups;
+  grid.edgeBlocks = plan->hasEdge ? plan->batches : 0;
+  grid.bufferBytes = plan->sharedBytes;
+  grid.buffers = options.buffers == 1 ? 1 : 2;
+  grid.persistentBlocks = std::min(grid.fullTiles, persistentBlocks);
   // Outside a pass nothing has loaded the dialects the emulation builds.
   loadHostEmulationDialects(op.getContext());
   OpBuilder builder(op);
   Location loc = op.getLoc();
   Emitter e(builder, loc);
   Value shared = memref::AllocaOp::create(
-      builder, loc, MemRefType::get({plan->sharedBytes}, builder.getI8Type()),
+      builder, loc,
+      MemRefType::get({grid.buffers * grid.bufferBytes}, builder.getI8Type()),
       ValueRange{}, builder.getI64IntegerAttr(16));
   Operation *module = op->getParentOfType<ModuleOp>();
   const std::string prefix =
       uniqueSymbolPrefix(module, "byte_tile", "_gather_patterns");
   ByteTileTables tables(*plan);
   TableValues values = getTables(builder, loc, module, prefix, tables);
-  // The tiles in a scattered order, the shared buffer poisoned before each,
-  // so that a tile writing another's bytes or reading a byte it did not
-  // load shows as a wrong result.
-  const int64_t numTiles = plan->getNumTiles();
-  const int64_t stride = scatteredOrderStride(numTiles);
-  auto tiles = scf::ForOp::create(builder, loc, e.index(0),
-                                  e.index(numTiles), e.index(1));
+  // The blocks in a scattered order; a buffer poisoned before each copy
+  // into it, so that a tile writing another's bytes or reading a byte it
+  // did not load (or from the wrong buffer) shows as a wrong result.
+  const int64_t numBlocks = grid.getNumBlocks();
+  const int64_t stride = scatteredOrderStride(numBlocks);
+  auto blocks = scf::ForOp::create(builder, loc, e.index(0),
+                                   e.index(numBlocks), e.index(1));
   OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(tiles.getBody());
-  Value tile = e.rem(e.mul(tiles.getInductionVar(), stride), numTiles);
-  {
-    Value poison = arith::ConstantIntOp::create(builder, loc,
-                                                builder.getI8Type(), 0xCD);
-    auto fill = scf::ForOp::create(builder, loc, e.index(0),
-                                   e.index(plan->sharedBytes), e.index(1));
-    OpBuilder::InsertionGuard fillGuard(builder);
-    builder.setInsertionPointToStart(fill.getBody());
-    memref::StoreOp::create(builder, loc, poison, shared,
-                            ValueRange{fill.getInductionVar()});
-  }
+  builder.setInsertionPointToStart(blocks.getBody());
+  Value block = e.rem(e.mul(blocks.getInductionVar(), stride), numBlocks);
   ByteTileEmitter emitter(builder, loc, *plan, tables, values);
   emitter.onHost = true;
-  Value sourceBase = emitter.sourceBase(tile);
-  Value destBase = emitter.destBase(tile);
-  emitter.forKind(tile, [&](int kind) {
-    // A barrier is the end of a loop over the block's threads.
-    for (int phase = 1; phase <= 2; ++phase) {
-      auto threadLoop = scf::ForOp::create(builder, loc, e.index(0),
-                                           e.index(plan->threads), e.index(1));
-      OpBuilder::InsertionGuard phaseGuard(builder);
-      builder.setInsertionPointToStart(threadLoop.getBody());
-      Value thread = threadLoop.getInductionVar();
-      if (phase == 1)
-        emitter.copyIn(kind, op.getSource(), shared, sourceBase, thread);
-      else
-        emitter.gatherOut(kind, op.getDest(), shared, destBase, thread);
-    }
-  });
+  auto phase = [&](function_ref<void(Value)> body) {
+    auto threadLoop = scf::ForOp::create(builder, loc, e.index(0),
+                                         e.index(plan->threads), e.index(1));
+    OpBuilder::InsertionGuard phaseGuard(builder);
+    builder.setInsertionPointToStart(threadLoop.getBody());
+    body(threadLoop.getInductionVar());
+  };
+  auto barrier = [] {};
+  auto poison = [&](Value buffer) {
+    Value bad = arith::ConstantIntOp::create(builder, loc,
+                                             builder.getI8Type(), 0xCD);
+    auto fill = scf::ForOp::create(builder, loc, e.index(0),
+                                   e.index(plan->zeroByte), e.index(1));
+    OpBuilder::InsertionGuard fillGuard(builder);
+    builder.setInsertionPointToStart(fill.getBody());
+    memref::StoreOp::create(builder, loc, bad, shared,
+                            ValueRange{e.add(buffer, fill.getInductionVar())});
+  };
+  emitBlock(builder, loc, emitter, *plan, grid, block, op.getSource(),
+            op.getDest(), shared,
+            ThreadPhases{phase, barrier, poison, /*onDevice=*/false});
   op.erase();
   return true;
 }

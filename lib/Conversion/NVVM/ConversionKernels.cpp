@@ -1,4 +1,5 @@
 //===- ConversionKernels.cpp - One NVIDIA kernel per convert_storage ----===//
+#include "microscale/Conversion/NVVM/ByteTileConversionKernel.h"
 #include "microscale/Conversion/NVVM/Passes.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -181,9 +182,15 @@ struct OutlineConversionsPass
         return signalPassFailure();
       op->removeAttr(kTilingAttrName);
       unsigned index = getNextKernelIndex(kernels);
+      ByteTileKernelOptions byteTile;
+      byteTile.threads = tiling->blockSize;
+      byteTile.wordGather = tiling->wordGather;
+      byteTile.blocksPerSM = tiling->residentBlocks;
+      byteTile.buffers = tiling->buffers;
+      byteTile.smCount = smCount;
+      byteTile.hoistTables = tiling->hoistTables;
       if (tiling->staged && tiling->byteTiles &&
-          outlineByteTileConversion(op, kernels, index, tiling->blockSize,
-                                    tiling->wordGather))
+          outlineByteTileConversion(op, kernels, index, *target, byteTile))
         continue;
       if (tiling->staged &&
           outlineTiledConversion(op, kernels, index, tiling->tilesPerBlock))

@@ -114,6 +114,9 @@ FailureOr<ConversionTiling> mlir::microscale::getConversionTiling(Operation *op)
   reader.boolean("staged", tiling.staged);
   reader.boolean("byte_tiles", tiling.byteTiles);
   reader.boolean("word_gather", tiling.wordGather);
+  reader.integer("resident_blocks", tiling.residentBlocks);
+  reader.integer("buffers", tiling.buffers);
+  reader.boolean("hoist_tables", tiling.hoistTables);
   reader.integer("tiles_per_block", tiling.tilesPerBlock);
   reader.integer("block_size", tiling.blockSize);
   reader.integer("units_per_thread", tiling.unitsPerThread);
@@ -124,6 +127,8 @@ FailureOr<ConversionTiling> mlir::microscale::getConversionTiling(Operation *op)
   reader.check("tiles_per_block", tiling.tilesPerBlock, 1, 8, true);
   reader.check("block_size", tiling.blockSize, 1, 1024);
   reader.check("units_per_thread", tiling.unitsPerThread, 1, 64);
+  reader.check("resident_blocks", tiling.residentBlocks, 0, 64);
+  reader.check("buffers", tiling.buffers, 0, 2);
   if (failed(reader.finish()))
     return failure();
   return tiling;
@@ -220,6 +225,9 @@ struct SetTilingPass
         boolean("staged", stageConversions);
         boolean("byte_tiles", byteTileConversions);
         boolean("word_gather", byteTileWordGather);
+        integer("resident_blocks", byteTileBlocksPerSM);
+        integer("buffers", byteTileBuffers);
+        boolean("hoist_tables", byteTileHoistTables);
         integer("tiles_per_block", conversionTilesPerBlock);
         integer("block_size", blockSize);
         integer("units_per_thread", unitsPerThread);

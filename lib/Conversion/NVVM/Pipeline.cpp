@@ -15,6 +15,7 @@ void mlir::microscale::buildMicroscaleNVVMOutlinePipeline(
     OpPassManager &pm, StringRef chip, int64_t smCount) {
   MicroscaleNVVMOutlineConversionsOptions conversions;
   conversions.chip = chip.str();
+  conversions.smCount = smCount;
   pm.addPass(createMicroscaleNVVMOutlineConversions(conversions));
   // Before the Hopper dequantization, which reports every other layout.
   MicroscaleNVVMOutlineBlackwellDequantizeOptions blackwell;

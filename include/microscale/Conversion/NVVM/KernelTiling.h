@@ -39,6 +39,11 @@ struct ConversionTiling {
   /// Byte tile kernel: word reads and byte permutes where a destination
   /// chunk's bytes lie in a few shared words (ByteTileGather).
   bool wordGather = true;
+  /// Byte tile kernel: persistent blocks per SM and shared buffers per
+  /// block (ByteTileKernelOptions; 0: chosen).
+  int64_t residentBlocks = 0;
+  int64_t buffers = 0;
+  bool hoistTables = true;
   /// Staged kernel: tiles a block converts one after the other, their loads
   /// issued together (1, 2, 4 or 8).
   int64_t tilesPerBlock = 1;

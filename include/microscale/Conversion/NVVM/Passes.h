@@ -49,25 +49,6 @@ bool outlineTiledConversion(ConvertStorageOp op, gpu::GPUModuleOp kernels,
 bool emulateTiledConversionOnHost(ConvertStorageOp op,
                                   int64_t tilesInSequence = 1);
 
-/// Outlines a whole convert_storage of 8-bit elements (scales, FP8) into
-/// the byte tile kernel (ByteTileConversion.h: tiles over the whole of the
-/// short dim, copied into shared memory and gathered out through constant
-/// tables), `threads` per block, and replaces it with its launch. Returns
-/// false, changing nothing, where no such plan exists. `wordGather` false
-/// keeps the gather on byte reads (ByteTileGather). Defined in
-/// ByteTileConversionKernel.cpp.
-bool outlineByteTileConversion(ConvertStorageOp op, gpu::GPUModuleOp kernels,
-                               unsigned index, int64_t threads = 256,
-                               bool wordGather = true);
-
-/// For tests without a GPU: replaces `op` by the byte tile kernel's own
-/// code run on the host, tile by tile in a scattered order, each phase a
-/// loop over the block's threads. False, changing nothing, where
-/// outlineByteTileConversion would not apply.
-bool emulateByteTileConversionOnHost(ConvertStorageOp op,
-                                     int64_t threads = 256,
-                                     bool wordGather = true);
-
 /// Outlines a dequantize_storage of mxfp4 in the Hopper layouts (mma_version
 /// 3) to bf16 into a kernel of `kernels` carrying the inline PTX
 /// decode, and replaces it with its launch; failure (with a diagnostic) for

@@ -46,9 +46,22 @@ def MicroscaleNVVMOutlineConversions
     `units_per_thread` (1-64) and `traversal` (`"row-major"` or
     `"column-major"`); `microscale-nvvm-set-tiling` writes it.
 
+    Conversions of 8-bit elements (scales, FP8) whose layouts repeat along
+    one dim take the byte tile kernel first: tiles over the whole short dim,
+    on a persistent grid sized from the chip model and its SM count
+    (`sm-count` overrides the chip's planning default).
+
     A `transcode_storage` is reported: the NVIDIA target has no lowering for
     it (the CPU's is `microscale-cpu-lower-storage`).
   }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "The NVIDIA chip the kernels are for (its limits and instructions "
+           "come from the chip model, Conversion/NVVM/Chip.h)">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
+           "SMs of the GPU the byte tile kernel's grid is planned for (0: "
+           "the chip model's default, e.g. 132 for sm_90a)">,
+  ];
 }
 
 def MicroscaleNVVMOutlineDequantize
@@ -221,6 +234,20 @@ def MicroscaleNVVMSetTiling
            "a few shared words from word reads and byte permutes "
            "(prmt.b32) instead of one read per byte (false: byte reads "
            "everywhere)">,
+    Option<"byteTileBlocksPerSM", "byte-tile-blocks-per-sm", "int64_t",
+           /*default=*/"0",
+           "Byte tile kernel: persistent blocks per SM, 1 to 64, within what "
+           "an SM holds (0: enough to keep the memory latency covered, from "
+           "the chip model)">,
+    Option<"byteTileBuffers", "byte-tile-buffers", "int64_t",
+           /*default=*/"0",
+           "Byte tile kernel: shared buffers per block, 2 (the next tile "
+           "copied in while this one is gathered) or 1 (0: 2 where they "
+           "fit in 48 KiB)">,
+    Option<"byteTileHoistTables", "byte-tile-hoist-tables", "bool",
+           /*default=*/"true",
+           "Byte tile kernel: a persistent block reads its threads' gather "
+           "tables once, into registers (false: for each tile)">,
     Option<"matmulSplitK", "matmul-split-k", "int64_t", /*default=*/"0",
            "mixed_matmul: warps per block that split K (at most 32 and "
            "the K chunks; dividing them when staged or unrolled; 0: chosen "

@@ -126,47 +126,80 @@ public:
   }
 
   /// Phase 1, thread `thread`: its source chunks of the tile at `base` into
-  /// the shared buffer at `buffer`. On the device by cp.async (completed by
-  /// the caller's wait), on the host by plain loads and stores.
+  /// the shared buffer at `buffer`. On the device by 16-byte cp.async copies
+  /// (completed by the caller's wait) where the shared padding keeps the
+  /// chunks aligned; else (and on the host) by loads into registers, every
+  /// load of the thread first, then the narrower stores: the chunk as
+  /// `width / piece` integers, each stored as its bytes. (cp.async of 4
+  /// bytes took four copies per chunk and was slower than the loads.)
   void copyIn(int kind, Value source, Value shared, Value buffer, Value base,
               Value thread) {
     Type i8 = b.getI8Type();
     const int64_t chunks = plan.kinds[kind].sourceChunks.size();
     const int64_t width = plan.loadBytes, piece = plan.sharedStoreBytes;
+    const bool async = copiesAsync();
+    auto sourceOf = [&](Value i) {
+      return e.add(base, readTable(values.sourceChunks,
+                                   e.add(i, tables.sourceStart[kind])));
+    };
+    auto positionOf = [&](Value i) {
+      Value loaded = e.mul(i, width);
+      return e.add(buffer,
+                   e.add(loaded, e.mul(e.div(loaded, plan.sharedPeriod),
+                                       plan.sharedPad)));
+    };
+    SmallVector<std::pair<Value, Value>> loads; // (bytes, shared position)
+    SmallVector<Value> valid;
     for (int64_t step = 0; step * plan.threads < chunks; ++step) {
       auto [chunk, inRange] = chunkOf(thread, step, chunks);
       // Lambdas may not capture structured bindings before C++20.
       Value i = chunk;
+      if (async) {
+        guarded(inRange, [&] {
+          NVVM::CpAsyncOp::create(b, loc, pointerTo(shared, positionOf(i), 3),
+                                  pointerTo(source, sourceOf(i), 1), width,
+                                  NVVM::LoadCacheModifierKind::CG, Value());
+        });
+        continue;
+      }
+      // Past the end, chunk 0 is read again (in bounds) and not stored.
+      Value read = inRange ? e.select(inRange, i, e.index(0)) : i;
+      loads.push_back(
+          {vector::LoadOp::create(b, loc, VectorType::get({width}, i8),
+                                  source, ValueRange{sourceOf(read)}, false,
+                                  llvm::MaybeAlign(width)),
+           positionOf(i)});
+      valid.push_back(inRange);
+    }
+    for (auto [loadPair, inRangeValue] : llvm::zip(loads, valid)) {
+      const auto &load = loadPair;
+      Value inRange = inRangeValue;
       guarded(inRange, [&] {
-        Value offset = readTable(values.sourceChunks,
-                                 e.add(i, tables.sourceStart[kind]));
-        Value from = e.add(base, offset);
-        Value loaded = e.mul(i, width);
-        Value position = e.add(
-            buffer, e.add(loaded, e.mul(e.div(loaded, plan.sharedPeriod),
-                                        plan.sharedPad)));
-        // Narrower pieces where the padding breaks the chunk's alignment.
+        auto [bytes, position] = load;
+        Type pieceInt = b.getIntegerType(8 * piece);
+        Value pieces = bytes;
+        if (piece != width)
+          pieces = vector::BitCastOp::create(
+              b, loc, VectorType::get({width / piece}, pieceInt), bytes);
         for (int64_t k = 0; k < width / piece; ++k) {
-          if (!onHost) {
-            NVVM::CpAsyncOp::create(
-                b, loc, pointerTo(shared, e.add(position, k * piece), 3),
-                pointerTo(source, e.add(from, k * piece), 1), piece,
-                piece == 16 ? NVVM::LoadCacheModifierKind::CG
-                            : NVVM::LoadCacheModifierKind::CA,
-                Value());
-            continue;
-          }
-          Value bytes = vector::LoadOp::create(
-              b, loc, VectorType::get({piece}, i8), source,
-              ValueRange{e.add(from, k * piece)}, false,
-              llvm::MaybeAlign(piece));
-          vector::StoreOp::create(b, loc, bytes, shared,
+          Value part = bytes;
+          if (piece != width)
+            part = vector::BitCastOp::create(
+                b, loc, VectorType::get({piece}, i8),
+                vector::BroadcastOp::create(
+                    b, loc, VectorType::get({1}, pieceInt),
+                    vector::ExtractOp::create(b, loc, pieces, k)));
+          vector::StoreOp::create(b, loc, part, shared,
                                   ValueRange{e.add(position, k * piece)},
                                   false, llvm::MaybeAlign(piece));
         }
       });
     }
   }
+
+  /// Whether copyIn copies by cp.async (and the caller must commit and
+  /// wait for its groups).
+  bool copiesAsync() const { return !onHost && plan.sharedStoreBytes == 16; }
 
   /// The gather tables of `kind` for thread `thread`: the same for every
   /// tile of the kind, so a block that converts several tiles reads them
@@ -397,26 +430,26 @@ void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
                const ThreadPhases &threads) {
   Emitter e(b, loc);
   auto commit = [&] {
-    if (threads.onDevice)
+    if (emitter.copiesAsync())
       NVVM::CpAsyncCommitGroupOp::create(b, loc);
   };
   auto waitFor = [&](int64_t pending) {
-    if (threads.onDevice)
+    if (emitter.copiesAsync())
       NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
   };
   auto bufferAt = [&](int64_t i) { return e.index(i * grid.bufferBytes); };
   // One tile of `kind` at (batch, group), the block's only one: its gather
-  // tables read while its source is copied in.
+  // tables read first, in flight with its source.
   auto single = [&](int kind, Value batch, Value group) {
     threads.beforeCopy(bufferAt(0));
     GatherTables early;
     threads.phase([&](Value thread) {
       emitter.writeZeroByte(shared, bufferAt(0), thread);
+      if (threads.onDevice)
+        early = emitter.loadGatherTables(kind, thread);
       emitter.copyIn(kind, source, shared, bufferAt(0),
                      emitter.sourceBase(batch, group), thread);
       commit();
-      if (threads.onDevice)
-        early = emitter.loadGatherTables(kind, thread);
       waitFor(0);
     });
     threads.barrier();

@@ -11,6 +11,21 @@
 // RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{byte-tile-word-gather=false},microscale-gpu-to-ptx{chip=sm_100a})' > %t/blackwell.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t/blackwell.mlir %t/blackwell
 // RUN: %ptxas -arch=sm_100a %t/blackwell/microscale_kernels.ptx -o %t/blackwell.cubin
+// The persistent grid (two shared buffers, registers capped; one SM, so
+// that its blocks loop) with the
+// 16-byte cp.async copies of the second function, for both chips:
+// RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{byte-tile-blocks-per-sm=2},microscale-gpu-to-ptx{sm-count=1})' > %t/persistent.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t/persistent.mlir %t/persistent
+// RUN: FileCheck %s --check-prefix=PERSIST --input-file %t/persistent/microscale_kernels.ptx
+// RUN: %ptxas -arch=sm_90a %t/persistent/microscale_kernels.ptx -o %t/persistent.cubin
+// RUN: mx-opt %s --pass-pipeline='builtin.module(microscale-nvvm-set-tiling{byte-tile-blocks-per-sm=2},microscale-gpu-to-ptx{chip=sm_100a sm-count=1})' > %t/persistent-blackwell.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t/persistent-blackwell.mlir %t/persistent-blackwell
+// RUN: %ptxas -arch=sm_100a %t/persistent-blackwell/microscale_kernels.ptx -o %t/persistent-blackwell.cubin
+// PERSIST: .entry convert_storage_1
+// PERSIST: .maxnreg 128
+// PERSIST: cp.async.cg.shared.global [%{{.*}}], [%{{.*}}], 16;
+// PERSIST: cp.async.commit_group;
+// PERSIST: cp.async.wait_group{{[[:space:]]+}}1;
 // CHECK: .entry convert_storage_0
 // CHECK: ld.global.nc.s32
 // CHECK: ld.global.nc.v4.b32
@@ -23,5 +38,12 @@
 !h = !microscale.qtensor<2x2880x320, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
 func.func @to_hopper_scale(%src: memref<57600xi8>, %dst: memref<92160xi8>) {
   microscale.convert_storage scales %src, %dst : !s -> !h, memref<57600xi8>, memref<92160xi8>
+  return
+}
+
+!s3 = !microscale.qtensor<2x2880x5760, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -1>>
+!b3 = !microscale.qtensor<2x2880x5760, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.blackwell_scale>
+func.func @to_blackwell_scale(%src: memref<?xi8>, %dst: memref<?xi8>) {
+  microscale.convert_storage scales %src, %dst : !s3 -> !b3, memref<?xi8>, memref<?xi8>
   return
 }

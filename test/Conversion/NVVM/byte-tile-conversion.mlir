@@ -2,6 +2,8 @@
 // RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{byte-tile-conversions=false},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=OFF
 // RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{block-size=128},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=T128
 // RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{byte-tile-word-gather=false},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=BYTES
+// The persistent grid: 2 blocks per SM on a GPU of one SM.
+// RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{byte-tile-blocks-per-sm=2},microscale-nvvm-outline-kernels{sm-count=1})" | FileCheck %s --check-prefix=PERSIST
 // The lowered conversions allocate nothing: shared memory is the only
 // scratch.
 // RUN: mx-opt %s --split-input-file --microscale-nvvm-outline-kernels | FileCheck %s --check-prefix=NOALLOC
@@ -14,11 +16,16 @@
 // its own, which also writes the Hopper image's padding (columns 320-511). Phase 1:
 // the source chunks into shared memory, 16-byte loads, the shared rows
 // padded against bank conflicts (4-byte stores); phase 2: per destination
-// chunk one table entry (offset, gather base | pattern), the pattern (slot
-// offsets and permute selectors), then its 16 bytes, which lie in 4 shared
+// chunk one table entry (offset, gather base | pattern) and the pattern
+// (slot offsets and permute selectors), read first, in flight with the
+// source; then its 16 bytes, which lie in 4 shared
 // words (a 4 x 4 byte transpose): 4 word reads and 3 permutes per
 // destination word (16 byte reads with byte-tile-word-gather=false), one
-// 16-byte store.
+// 16-byte store. One block per tile (6 = 2 batches x 3 tiles): each block
+// converts one tile. The persistent grid (byte-tile-blocks-per-sm) loops
+// its 2 blocks over the 4 full tiles with two shared buffers (the next
+// tile loaded while this one is gathered), the edge tiles in 2 blocks of
+// their own, its registers capped so that the 2 blocks fit on an SM.
 !s = !microscale.qtensor<2x2880x320, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -1>>
 !h = !microscale.qtensor<2x2880x320, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
 // CHECK-LABEL: func.func @to_hopper_scale
@@ -27,13 +34,14 @@
 // CHECK: memref.global "private" constant @convert_storage_0_dest_chunks : memref<{{[0-9]+}}xi32> = {{.*}} {alignment = 8 : i64}
 // CHECK: memref.global "private" constant @convert_storage_0_source_chunks
 // CHECK: gpu.func @convert_storage_0(%arg0: memref<57600xi8> {{.*}}, %arg1: memref<92160xi8> {{.*}}) workgroup(%[[S:.*]] : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
-// The edge tile, then the full one.
+// The full tile, then the edge one.
 // CHECK: scf.if
-// CHECK: vector.load %arg0[%{{.*}}] {alignment = 16 : i64} : memref<57600xi8>, vector<16xi8>
-// CHECK: vector.store %{{.*}}, %[[S]][%{{.*}}] {alignment = 4 : i64}
-// CHECK: gpu.barrier
 // CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<{{[0-9]+}}xi32>, vector<2xi32>
 // CHECK: vector.load %{{.*}} {alignment = 32 : i64} : memref<{{[0-9]+}}xi16>, vector<16xi16>
+// CHECK: vector.load %arg0[%{{.*}}] {alignment = 16 : i64} : memref<57600xi8>, vector<16xi8>
+// CHECK: vector.store %{{.*}}, %[[S]][%{{.*}}] {alignment = 4 : i64}
+// CHECK-NOT: cp.async
+// CHECK: gpu.barrier
 // CHECK-COUNT-4: vector.load %[[S]][%{{.*}}] {alignment = 4 : i64} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>, vector<4xi8>
 // CHECK-NOT: memref.load %[[S]]
 // CHECK-COUNT-12: llvm.inline_asm asm_dialect = att "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r"
@@ -53,6 +61,18 @@
 // BYTES: gpu.return
 // T128-LABEL: func.func @to_hopper_scale
 // T128: threads in (%c128, %c1, %c1)
+// PERSIST-LABEL: func.func @to_hopper_scale
+// PERSIST: gpu.launch_func @microscale_kernels::@convert_storage_0 blocks in (%c4, %c1, %c1)
+// PERSIST: gpu.func @convert_storage_0({{.*}}) workgroup(%[[S:.*]] : memref<23808xi8, #gpu.address_space<workgroup>> {{.*}}) kernel attributes {{{.*}}nvvm.maxnreg = 128 : i32
+// PERSIST: scf.if
+// PERSIST: scf.for
+// PERSIST: scf.if
+// PERSIST: vector.store %{{.*}}, %[[S]][%{{.*}}] {alignment = 4 : i64}
+// PERSIST: gpu.barrier
+// PERSIST: prmt.b32
+// PERSIST: gpu.barrier
+// PERSIST: } else {
+// PERSIST: gpu.return
 func.func @to_hopper_scale(%src: memref<57600xi8>, %dst: memref<92160xi8>) {
   microscale.convert_storage scales %src, %dst : !s -> !h, memref<57600xi8>, memref<92160xi8>
   return
@@ -86,5 +106,40 @@ func.func @transpose(%src: memref<?xi8>, %dst: memref<?xi8>) {
 // CHECK-NOT: gather_patterns
 func.func @unit_range(%src: memref<?xi8>, %dst: memref<?xi8>, %b: index, %e: index) {
   microscale.convert_storage scales %src, %dst units [%b, %e] : !s2 -> !b2, memref<?xi8>, memref<?xi8>
+  return
+}
+
+// -----
+
+// gpt-oss's scales into the Blackwell atom: the shared rows need no padding,
+// so the source chunks go straight into shared memory by 16-byte cp.async
+// copies, the block waiting for its own group before the barrier. The
+// persistent grid (2 blocks over 2 x 45 tiles) commits one group per tile
+// and waits for all but the newest: the next tile's copies stay in flight
+// during this tile's gather.
+!s3 = !microscale.qtensor<2x2880x5760, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -1>>
+!b3 = !microscale.qtensor<2x2880x5760, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.blackwell_scale>
+// CHECK-LABEL: func.func @to_blackwell_scale
+// CHECK: blocks in (%c90, %c1, %c1)
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+// PERSIST-LABEL: func.func @to_blackwell_scale
+// PERSIST: blocks in (%c2, %c1, %c1)
+// PERSIST: nvvm.cp.async.shared.global
+// PERSIST: nvvm.cp.async.commit.group
+// PERSIST: scf.for
+// PERSIST: scf.if
+// PERSIST: nvvm.cp.async.shared.global
+// PERSIST: nvvm.cp.async.commit.group
+// PERSIST-NEXT: nvvm.cp.async.wait.group 1
+// PERSIST-NEXT: gpu.barrier
+// PERSIST: gpu.barrier
+// PERSIST: gpu.return
+func.func @to_blackwell_scale(%src: memref<?xi8>, %dst: memref<?xi8>) {
+  microscale.convert_storage scales %src, %dst : !s3 -> !b3, memref<?xi8>, memref<?xi8>
   return
 }

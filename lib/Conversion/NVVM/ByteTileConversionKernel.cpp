@@ -148,7 +148,8 @@ public:
                    e.add(loaded, e.mul(e.div(loaded, plan.sharedPeriod),
                                        plan.sharedPad)));
     };
-    SmallVector<std::pair<Value, Value>> loads; // (bytes, shared position)
+    // (bytes, shared position, chunk index)
+    SmallVector<std::tuple<Value, Value, Value>> loads;
     SmallVector<Value> valid;
     for (int64_t step = 0; step * plan.threads < chunks; ++step) {
       auto [chunk, inRange] = chunkOf(thread, step, chunks);
@@ -168,29 +169,47 @@ public:
           {vector::LoadOp::create(b, loc, VectorType::get({width}, i8),
                                   source, ValueRange{sourceOf(read)}, false,
                                   llvm::MaybeAlign(width)),
-           positionOf(i)});
+           positionOf(i), i});
       valid.push_back(inRange);
     }
-    for (auto [loadPair, inRangeValue] : llvm::zip(loads, valid)) {
-      const auto &load = loadPair;
+    const int64_t count = width / piece;
+    for (auto [loadTuple, inRangeValue] : llvm::zip(loads, valid)) {
+      const auto &load = loadTuple;
       Value inRange = inRangeValue;
       guarded(inRange, [&] {
-        auto [bytes, position] = load;
+        auto [bytes, position, i] = load;
+        if (piece == width) {
+          vector::StoreOp::create(b, loc, bytes, shared, ValueRange{position},
+                                  false, llvm::MaybeAlign(piece));
+          return;
+        }
+        // Consecutive lanes hold consecutive 16-byte chunks: storing piece
+        // k of each at once would put 4 lanes (16 / piece of them) on every
+        // bank. Lanes in turn start at a different piece (rotated by chunk
+        // / 8), so that each store's lanes cover the banks once.
         Type pieceInt = b.getIntegerType(8 * piece);
-        Value pieces = bytes;
-        if (piece != width)
-          pieces = vector::BitCastOp::create(
-              b, loc, VectorType::get({width / piece}, pieceInt), bytes);
-        for (int64_t k = 0; k < width / piece; ++k) {
-          Value part = bytes;
-          if (piece != width)
-            part = vector::BitCastOp::create(
-                b, loc, VectorType::get({piece}, i8),
-                vector::BroadcastOp::create(
-                    b, loc, VectorType::get({1}, pieceInt),
-                    vector::ExtractOp::create(b, loc, pieces, k)));
-          vector::StoreOp::create(b, loc, part, shared,
-                                  ValueRange{e.add(position, k * piece)},
+        Value pieces = vector::BitCastOp::create(
+            b, loc, VectorType::get({count}, pieceInt), bytes);
+        SmallVector<Value> parts;
+        for (int64_t k = 0; k < count; ++k)
+          parts.push_back(vector::ExtractOp::create(b, loc, pieces, k));
+        Value rotation = e.rem(e.div(i, 8), count);
+        for (int64_t k = 0; k < count; ++k) {
+          Value index = e.rem(e.add(rotation, k), count);
+          Value part = parts[0];
+          for (int64_t p = 1; p < count; ++p)
+            part = arith::SelectOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, index,
+                                      e.index(p)),
+                parts[p], part);
+          Value stored = vector::BitCastOp::create(
+              b, loc, VectorType::get({piece}, i8),
+              vector::BroadcastOp::create(
+                  b, loc, VectorType::get({1}, pieceInt), part));
+          vector::StoreOp::create(b, loc, stored, shared,
+                                  ValueRange{e.add(position,
+                                                   e.mul(index, piece))},
                                   false, llvm::MaybeAlign(piece));
         }
       });
@@ -439,17 +458,18 @@ void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
   };
   auto bufferAt = [&](int64_t i) { return e.index(i * grid.bufferBytes); };
   // One tile of `kind` at (batch, group), the block's only one: its gather
-  // tables read first, in flight with its source.
+  // tables read after the copy is issued, in flight with it. (Read before
+  // it, they and the loads held up to 64 registers.)
   auto single = [&](int kind, Value batch, Value group) {
     threads.beforeCopy(bufferAt(0));
     GatherTables early;
     threads.phase([&](Value thread) {
       emitter.writeZeroByte(shared, bufferAt(0), thread);
-      if (threads.onDevice)
-        early = emitter.loadGatherTables(kind, thread);
       emitter.copyIn(kind, source, shared, bufferAt(0),
                      emitter.sourceBase(batch, group), thread);
       commit();
+      if (threads.onDevice)
+        early = emitter.loadGatherTables(kind, thread);
       waitFor(0);
     });
     threads.barrier();

@@ -15,10 +15,11 @@
 // 2 x 128 + 64: per batch two full tiles and one edge tile with tables of
 // its own, which also writes the Hopper image's padding (columns 320-511). Phase 1:
 // the source chunks into shared memory, 16-byte loads, the shared rows
-// padded against bank conflicts (4-byte stores); phase 2: per destination
+// padded against bank conflicts (4-byte stores, each lane starting at a
+// different piece of its chunk); phase 2: per destination
 // chunk one table entry (offset, gather base | pattern) and the pattern
-// (slot offsets and permute selectors), read first, in flight with the
-// source; then its 16 bytes, which lie in 4 shared
+// (slot offsets and permute selectors), read before the barrier; then its
+// 16 bytes, which lie in 4 shared
 // words (a 4 x 4 byte transpose): 4 word reads and 3 permutes per
 // destination word (16 byte reads with byte-tile-word-gather=false), one
 // 16-byte store. One block per tile (6 = 2 batches x 3 tiles): each block
@@ -36,11 +37,11 @@
 // CHECK: gpu.func @convert_storage_0(%arg0: memref<57600xi8> {{.*}}, %arg1: memref<92160xi8> {{.*}}) workgroup(%[[S:.*]] : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // The full tile, then the edge one.
 // CHECK: scf.if
-// CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<{{[0-9]+}}xi32>, vector<2xi32>
-// CHECK: vector.load %{{.*}} {alignment = 32 : i64} : memref<{{[0-9]+}}xi16>, vector<16xi16>
 // CHECK: vector.load %arg0[%{{.*}}] {alignment = 16 : i64} : memref<57600xi8>, vector<16xi8>
 // CHECK: vector.store %{{.*}}, %[[S]][%{{.*}}] {alignment = 4 : i64}
 // CHECK-NOT: cp.async
+// CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<{{[0-9]+}}xi32>, vector<2xi32>
+// CHECK: vector.load %{{.*}} {alignment = 32 : i64} : memref<{{[0-9]+}}xi16>, vector<16xi16>
 // CHECK: gpu.barrier
 // CHECK-COUNT-4: vector.load %[[S]][%{{.*}}] {alignment = 4 : i64} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>, vector<4xi8>
 // CHECK-NOT: memref.load %[[S]]
@@ -113,7 +114,8 @@ func.func @unit_range(%src: memref<?xi8>, %dst: memref<?xi8>, %b: index, %e: ind
 
 // gpt-oss's scales into the Blackwell atom: the shared rows need no padding,
 // so the source chunks go straight into shared memory by 16-byte cp.async
-// copies, the block waiting for its own group before the barrier. The
+// copies, the gather tables read while they land, each thread waiting for
+// its own group before the barrier. The
 // persistent grid (2 blocks over 2 x 45 tiles) commits one group per tile
 // and waits for all but the newest: the next tile's copies stay in flight
 // during this tile's gather.
@@ -123,7 +125,8 @@ func.func @unit_range(%src: memref<?xi8>, %dst: memref<?xi8>, %b: index, %e: ind
 // CHECK: blocks in (%c90, %c1, %c1)
 // CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg
 // CHECK: nvvm.cp.async.commit.group
-// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK: vector.load %{{.*}} : memref<{{[0-9]+}}xi16>, vector<16xi16>
+// CHECK: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return

@@ -185,15 +185,22 @@ public:
         }
         // Consecutive lanes hold consecutive 16-byte chunks: storing piece
         // k of each at once would put 4 lanes (16 / piece of them) on every
-        // bank. Lanes in turn start at a different piece (rotated by chunk
-        // / 8), so that each store's lanes cover the banks once.
+        // bank. Store k of the lanes of group g = chunk / 8 writes instead
+        // the piece whose shared position, counted in pieces, is k + g
+        // modulo the pieces per chunk, so that each store's lanes cover
+        // the banks once (the shared padding's shift of a chunk included).
         Type pieceInt = b.getIntegerType(8 * piece);
         Value pieces = vector::BitCastOp::create(
             b, loc, VectorType::get({count}, pieceInt), bytes);
         SmallVector<Value> parts;
         for (int64_t k = 0; k < count; ++k)
           parts.push_back(vector::ExtractOp::create(b, loc, pieces, k));
-        Value rotation = e.rem(e.div(i, 8), count);
+        Value rotation = e.rem(
+            e.add(e.rem(e.div(i, 8), count),
+                  arith::SubIOp::create(
+                      b, loc, e.index(count),
+                      e.rem(e.div(position, piece), count))),
+            count);
         for (int64_t k = 0; k < count; ++k) {
           Value index = e.rem(e.add(rotation, k), count);
           Value part = parts[0];

@@ -466,7 +466,8 @@ void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
   auto bufferAt = [&](int64_t i) { return e.index(i * grid.bufferBytes); };
   // One tile of `kind` at (batch, group), the block's only one: its gather
   // tables read after the copy is issued, in flight with it. (Read before
-  // it, they and the loads held up to 64 registers.)
+  // it, they and the loads cost registers and occupancy on the large
+  // tiles: docs/performance.md.)
   auto single = [&](int kind, Value batch, Value group) {
     threads.beforeCopy(bufferAt(0));
     GatherTables early;

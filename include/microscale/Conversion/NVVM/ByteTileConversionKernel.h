@@ -1,14 +1,17 @@
 //===- ByteTileConversionKernel.h - The byte tile kernel's grid -*- C++ -*-===//
 //
-// The NVIDIA kernel of a ByteTilePlan (Utils/ByteTileConversion.h) runs a
-// persistent grid: P blocks, a few per SM, each converting the full tiles
-// block, block + P, ... with the next tile's source copied into shared
-// memory (cp.async) while this one's destination is gathered, and one more
-// block per batch for its edge tile where the long dim is not a multiple
-// of the tile. A block reads its gather tables once for all its tiles.
-// Scale tensors are small (gpt-oss's are 8-16 MiB): with one block per
-// tile, the blocks loaded, gathered and stored in lockstep, and the last
-// wave ran with the SMs half empty.
+// The NVIDIA kernel of a ByteTilePlan (Utils/ByteTileConversion.h) and its
+// grid. By default one block converts one tile: it copies the tile's
+// source into shared memory, reads its gather tables while the copy lands,
+// and gathers the destination. The alternative is a persistent grid: P
+// blocks, a few per SM, each converting the full tiles block, block + P,
+// ..., with the next tile's source copied (cp.async) into a second buffer
+// while this one's destination is gathered and the gather tables read
+// once per block; the edge tiles (where the long dim is not a multiple of
+// the tile) then take one block per batch of their own. The persistent
+// grid was built because the blocks of the default load, gather and store
+// in lockstep; on the H200 it measured no faster (docs/performance.md), so
+// it is an option for sweeps.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MICROSCALE_CONVERSION_NVVM_BYTETILECONVERSIONKERNEL_H
@@ -24,18 +27,19 @@ namespace mlir::microscale {
 
 struct ByteTilePlan;
 
-/// Choices of the byte tile kernel (0: chosen from the chip model).
+/// Choices of the byte tile kernel.
 struct ByteTileKernelOptions {
   /// Threads per block (a multiple of 32).
   int64_t threads = 256;
   /// Word reads and byte permutes where a destination chunk's bytes lie in
   /// a few shared words (ByteTileGather); false: byte reads.
   bool wordGather = true;
-  /// Persistent blocks per SM.
+  /// Persistent blocks per SM, bounded by what an SM holds (0: one block
+  /// per tile, no persistent grid).
   int64_t blocksPerSM = 0;
-  /// Shared buffers per block: 2 copies the next tile in while this one is
-  /// gathered, 1 after it. Two are taken only where they fit in a block's
-  /// static shared memory.
+  /// Persistent grid: shared buffers per block, 2 (the next tile copied in
+  /// while this one is gathered) or 1 (after it); 0 or 2 take two where
+  /// they fit in a block's static shared memory.
   int64_t buffers = 0;
   /// SMs the grid is planned for (0: the chip model's default).
   int64_t smCount = 0;
@@ -62,9 +66,9 @@ struct ByteTileGrid {
   int64_t getNumBlocks() const { return persistentBlocks + edgeBlocks; }
 };
 
-/// The grid for `plan` on `chip`: enough persistent blocks per SM that one
-/// tile in flight per block covers the memory latency at full bandwidth
-/// (Chip.h's bytes in flight), within the SM's threads and shared memory.
+/// The grid for `plan` on `chip`: one block per tile, or with
+/// `options.blocksPerSM` the persistent grid of that many blocks per SM
+/// (within the SM's threads and shared memory, on `options.smCount` SMs).
 ByteTileGrid planByteTileGrid(const ByteTilePlan &plan,
                               const nvvm::NVIDIAChip &chip,
                               const ByteTileKernelOptions &options);

@@ -39,8 +39,9 @@ struct ConversionTiling {
   /// Byte tile kernel: word reads and byte permutes where a destination
   /// chunk's bytes lie in a few shared words (ByteTileGather).
   bool wordGather = true;
-  /// Byte tile kernel: persistent blocks per SM and shared buffers per
-  /// block (ByteTileKernelOptions; 0: chosen).
+  /// Byte tile kernel: persistent blocks per SM (0: one block per tile),
+  /// shared buffers per block (0: chosen) and whether the gather tables
+  /// are read once per block (ByteTileKernelOptions).
   int64_t residentBlocks = 0;
   int64_t buffers = 0;
   bool hoistTables = true;

@@ -48,8 +48,9 @@ def MicroscaleNVVMOutlineConversions
 
     Conversions of 8-bit elements (scales, FP8) whose layouts repeat along
     one dim take the byte tile kernel first: tiles over the whole short dim,
-    on a persistent grid sized from the chip model and its SM count
-    (`sm-count` overrides the chip's planning default).
+    one block per tile, or (`byte-tile-blocks-per-sm` of
+    `microscale-nvvm-set-tiling`) a persistent grid planned for the chip
+    model's SM count (`sm-count` overrides the chip's planning default).
 
     A `transcode_storage` is reported: the NVIDIA target has no lowering for
     it (the CPU's is `microscale-cpu-lower-storage`).
@@ -236,18 +237,18 @@ def MicroscaleNVVMSetTiling
            "everywhere)">,
     Option<"byteTileBlocksPerSM", "byte-tile-blocks-per-sm", "int64_t",
            /*default=*/"0",
-           "Byte tile kernel: persistent blocks per SM, 1 to 64, within what "
-           "an SM holds (0: enough to keep the memory latency covered, from "
-           "the chip model)">,
+           "Byte tile kernel: a persistent grid of this many blocks per SM "
+           "(1 to 64, within what an SM holds), each looping over tiles "
+           "(0: one block per tile)">,
     Option<"byteTileBuffers", "byte-tile-buffers", "int64_t",
            /*default=*/"0",
-           "Byte tile kernel: shared buffers per block, 2 (the next tile "
-           "copied in while this one is gathered) or 1 (0: 2 where they "
-           "fit in 48 KiB)">,
+           "Byte tile kernel, persistent grid: shared buffers per block, 2 "
+           "(the next tile copied in while this one is gathered) or 1 (0: 2 "
+           "where they fit in 48 KiB)">,
     Option<"byteTileHoistTables", "byte-tile-hoist-tables", "bool",
            /*default=*/"true",
-           "Byte tile kernel: a persistent block reads its threads' gather "
-           "tables once, into registers (false: for each tile)">,
+           "Byte tile kernel, persistent grid: a block reads its threads' "
+           "gather tables once, into registers (false: for each tile)">,
     Option<"matmulSplitK", "matmul-split-k", "int64_t", /*default=*/"0",
            "mixed_matmul: warps per block that split K (at most 32 and "
            "the K chunks; dividing them when staged or unrolled; 0: chosen "

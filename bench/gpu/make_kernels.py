@@ -136,6 +136,28 @@ def cases():
     return out
 
 
+def unseen_shape_cases():
+    """Shapes no issue names: a DeepSeek-V3-sized MoE expert (hidden 7168,
+    expert width 2048) in both orientations, 8 experts of values (K = 7168
+    and K = 2048) and 32 of scales (224 and 64 scale rows). Every ordered
+    pair of the K-major value layouts and of the scale layouts, timed."""
+    layouts = ["strided:-1", "strided:-2", "hopper_value:-2:3", "blackwell_value",
+               "blackwell_shuffled:128:256"]
+    scales = ["strided:-1", "strided:-2", "hopper_scale:-2:8", "blackwell_scale"]
+    out = []
+    for shape in ([8, 7168, 2048], [8, 2048, 7168]):
+        for a in layouts:
+            for b in layouts:
+                if a != b:
+                    out.append(("values", shape, a, b, False))
+    for shape in ([32, 224, 2048], [32, 64, 7168]):
+        for a in scales:
+            for b in scales:
+                if a != b:
+                    out.append(("scales", shape, a, b, False))
+    return out
+
+
 def real_shape_cases():
     """Real models' shapes, whose dims are not multiples of the layouts'
     tiles: gpt-oss (K = 2880, i.e. 90 scale blocks; N = 5760 and 2880; 32
@@ -274,6 +296,9 @@ def main():
     parser.add_argument("--real-shapes", action="store_true",
                         help="real models' shapes (gpt-oss, Qwen3-30B-A3B): "
                              "every pair of K-major layouts")
+    parser.add_argument("--unseen-shapes", action="store_true",
+                        help="shapes no issue names (a DeepSeek-V3-sized "
+                             "MoE expert): every pair of K-major layouts")
     parser.add_argument("--real-sweep", action="store_true",
                         help="tiles per block on gpt-oss's and Qwen3's value pairs")
     parser.add_argument("--scale-tiles", action="store_true",
@@ -294,6 +319,7 @@ def main():
     manifest = []
     chosen = (all_pairs() if args.all_pairs else
               real_shape_cases() if args.real_shapes else
+              unseen_shape_cases() if args.unseen_shapes else
               real_sweep_cases() if args.real_sweep else
               scale_tile_cases() if args.scale_tiles else
               check_cases() if args.check_set else cases())

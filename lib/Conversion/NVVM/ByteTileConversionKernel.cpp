@@ -157,8 +157,9 @@ public:
       Value i = chunk;
       if (async) {
         guarded(inRange, [&] {
-          NVVM::CpAsyncOp::create(b, loc, pointerTo(shared, positionOf(i), 3),
-                                  pointerTo(source, sourceOf(i), 1), width,
+          NVVM::CpAsyncOp::create(
+              b, loc, pointerToByte(b, loc, shared, positionOf(i), 3),
+              pointerToByte(b, loc, source, sourceOf(i), 1), width,
                                   NVVM::LoadCacheModifierKind::CG, Value());
         });
         continue;
@@ -353,16 +354,6 @@ public:
   bool onHost = false;
 
 private:
-  /// An LLVM pointer in address space `space` to byte `offset` of the 1-D
-  /// byte memref `memref`: cp.async takes raw pointers.
-  Value pointerTo(Value memref, Value offset, unsigned space) {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-    Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                           e.add(base, offset));
-    return LLVM::IntToPtrOp::create(
-        b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), i64);
-  }
-
   /// The 4-byte-aligned word of shared memory at byte `at`.
   Value loadSharedWord(Value shared, Value at) {
     Value bytes = vector::LoadOp::create(

@@ -135,15 +135,8 @@ inline void copyActivationUnit(Emitter &at, Value shared, Value dest,
                             ValueRange{at.div(dest, 4)});
     return;
   }
-  auto pointer = [&](Value memref, Value byteOffset, unsigned space) {
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-    Value address = arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                               at.add(base, byteOffset));
-    return LLVM::IntToPtrOp::create(
-        b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), address);
-  };
-  NVVM::CpAsyncOp::create(b, loc, pointer(shared, dest, 3),
-                          pointer(lhs, at.mul(source, 2), 1), 16,
+  NVVM::CpAsyncOp::create(b, loc, pointerToByte(b, loc, shared, dest, 3),
+                          pointerToByte(b, loc, lhs, at.mul(source, 2), 1), 16,
                           NVVM::LoadCacheModifierKind::CG,
                           at.select(inside, at.i32(16), at.i32(0)));
 }

@@ -724,13 +724,8 @@ ChunkData MatmulKernelEmitter::load(Emitter &at, Value chunk, bool weight,
 /// (of `bytes` bytes) of `memref`: cp.async takes raw pointers.
 static Value pointerTo(Emitter &at, Value memref, Value elementOffset,
                        int64_t bytes, unsigned space) {
-  OpBuilder &ab = at.builder();
-  Location al = at.location();
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(ab, al, memref);
-  Value address = at.add(base, at.mul(elementOffset, bytes));
-  Value i64 = arith::IndexCastOp::create(ab, al, ab.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      ab, al, LLVM::LLVMPointerType::get(ab.getContext(), space), i64);
+  return pointerToByte(at.builder(), at.location(), memref,
+                       at.mul(elementOffset, bytes), space);
 }
 
 /// The byte offset of weight unit `unit` of ring slot `slot` for `thread`:

@@ -3,7 +3,9 @@
 #define MICROSCALE_LIB_CONVERSION_NVVM_OUTLINESUPPORT_H
 
 #include "microscale/Conversion/NVVM/Chip.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -95,6 +97,19 @@ inline Value flattenToArgument(OpBuilder &builder, Location loc, Value buffer,
         /*sizes=*/ArrayRef<int64_t>{target.getShape()[0]},
         /*strides=*/ArrayRef<int64_t>{1});
   return castToArgument(builder, loc, result, type);
+}
+
+/// An LLVM pointer in address space `space` (1 global, 3 shared, ...) to
+/// byte `byteOffset` (index; null: the start) of `memref`: what the
+/// instructions taking raw pointers (cp.async, tcgen05.alloc) need.
+inline Value pointerToByte(OpBuilder &b, Location loc, Value memref,
+                           Value byteOffset, unsigned space) {
+  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  if (byteOffset)
+    address = arith::AddIOp::create(b, loc, address, byteOffset);
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), i64);
 }
 
 /// The host emulations run block i of `count` as block i * stride mod

@@ -411,15 +411,6 @@ static Value tmemPointer(OpBuilder &b, Location loc, Value taddr) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 6), taddr);
 }
 
-/// A pointer in address space `space` to the start of `memref`.
-static Value pointerTo(OpBuilder &b, Location loc, Value memref,
-                       unsigned space) {
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), base);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), space), i64);
-}
-
 void TensorCore::copyAtom(OpBuilder &b, Location loc, Value taddr,
                           Value descriptor) {
   if (!onHost()) {
@@ -1415,7 +1406,7 @@ static void outlineKernel(ScaledMatmulStorageOp op, gpu::GPUModuleOp kernels,
   Value columns = e.i32(g.tmemColumns());
 
   ifThen(b, loc, warp0, [&] {
-    NVVM::Tcgen05AllocOp::create(b, loc, pointerTo(b, loc, slot, 3), columns);
+    NVVM::Tcgen05AllocOp::create(b, loc, pointerToByte(b, loc, slot, Value(), 3), columns);
     NVVM::Tcgen05RelinquishAllocPermitOp::create(b, loc);
   });
   // The commits arrive from the tensor core, outside thread 0's program

@@ -570,21 +570,27 @@ void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
 }
 } // namespace
 
-ByteTileGrid mlir::microscale::planByteTileGrid(
-    const ByteTilePlan &plan, const nvvm::NVIDIAChip &chip,
-    const ByteTileKernelOptions &options) {
+/// One block per tile of `plan`, one shared buffer each.
+static ByteTileGrid blockPerTileGrid(const ByteTilePlan &plan) {
   ByteTileGrid grid;
   grid.fullGroups = plan.numGroups - (plan.hasEdge ? 1 : 0);
   grid.fullTiles = plan.batches * grid.fullGroups;
+  grid.persistentBlocks = grid.fullTiles;
   grid.edgeBlocks = plan.hasEdge ? plan.batches : 0;
   grid.bufferBytes = plan.sharedBytes;
+  return grid;
+}
+
+ByteTileGrid mlir::microscale::planByteTileGrid(
+    const ByteTilePlan &plan, const nvvm::NVIDIAChip &chip,
+    const ByteTileKernelOptions &options) {
+  ByteTileGrid grid = blockPerTileGrid(plan);
   grid.hoistTables = options.hoistTables;
-  if (options.blocksPerSM == 0) {
-    // One block per tile: measured no slower than the persistent grids on
-    // gpt-oss's scales (docs/performance.md), and without their registers.
-    grid.persistentBlocks = grid.fullTiles;
+  // One block per tile by default: measured no slower than the persistent
+  // grids on gpt-oss's scales (docs/performance.md), and without their
+  // registers.
+  if (options.blocksPerSM == 0)
     return grid;
-  }
   // Two buffers where they fit in a block's static shared memory.
   grid.buffers = options.buffers;
   if (grid.buffers == 0 ||
@@ -678,11 +684,7 @@ bool mlir::microscale::emulateByteTileConversionOnHost(
       op, StorageConversion(op), options.threads, options.wordGather);
   if (!plan)
     return false;
-  ByteTileGrid grid;
-  grid.fullGroups = plan->numGroups - (plan->hasEdge ? 1 : 0);
-  grid.fullTiles = plan->batches * grid.fullGroups;
-  grid.edgeBlocks = plan->hasEdge ? plan->batches : 0;
-  grid.bufferBytes = plan->sharedBytes;
+  ByteTileGrid grid = blockPerTileGrid(*plan);
   grid.buffers = options.buffers == 1 ? 1 : 2;
   grid.persistentBlocks = std::min(grid.fullTiles, persistentBlocks);
   // Outside a pass nothing has loaded the dialects the emulation builds.

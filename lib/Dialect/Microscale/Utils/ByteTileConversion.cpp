@@ -1,4 +1,4 @@
-//===- ByteTileConversion.cpp - Byte layouts converted by whole-axis tiles ===//
+//===- ByteTileConversion.cpp - Byte layouts converted by translated tiles ===//
 #include "microscale/Dialect/Microscale/Utils/ByteTileConversion.h"
 
 #include "microscale/Reference/Layout.h"
@@ -204,66 +204,97 @@ double conflictDegree(const ByteTilePlan &plan, const KindGather &gather) {
   return reads ? double(total) / reads : 1.0;
 }
 
-/// The plan with tiles of `group` indices along `groupedAxis`, or
-/// std::nullopt where the tiles are not translations of one another.
+/// The plan with tiles of `group` indices along `groupedAxis` by `span`
+/// indices of the other dim (a divisor of its extent), or std::nullopt
+/// where the tiles are not translations of one another.
 std::optional<ByteTilePlan> planGroup(const BatchImages &images,
                                       int groupedAxis, int64_t group,
-                                      int64_t sourceBytes, int64_t threads,
-                                      bool wordGather) {
+                                      int64_t span, int64_t sourceBytes,
+                                      int64_t threads, bool wordGather) {
   const int64_t rows = images.rows, cols = images.cols;
   const int64_t along = groupedAxis == 1 ? cols : rows;
   const int64_t whole = groupedAxis == 1 ? rows : cols;
   group = std::min(group, along);
+  if (span <= 0 || whole % span)
+    return std::nullopt;
   ByteTilePlan plan;
   plan.batches = images.batches;
   plan.groupedAxis = groupedAxis;
   plan.group = group;
   plan.numGroups = (along + group - 1) / group;
+  plan.span = span;
+  plan.numSplits = whole / span;
   plan.hasEdge = along % group != 0;
   plan.threads = threads;
   plan.sourceBatchStride = images.sourceBatchBytes;
   plan.destBatchStride = images.destBatchBytes;
-  if (group * whole > kByteTileMaxSharedBytes)
+  if (group * span > kByteTileMaxSharedBytes)
     return std::nullopt;
-  auto element = [&](int64_t g, int64_t w, int64_t j) {
-    const int64_t i = g * group + j;
-    return groupedAxis == 1 ? w * cols + i : i * cols + w;
+  // Element (w, j) of tile (s, g): index s * span + w of the cut dim, g *
+  // group + j of the grouped one.
+  auto element = [&](int64_t s, int64_t g, int64_t w, int64_t j) {
+    const int64_t i = g * group + j, k = s * span + w;
+    return groupedAxis == 1 ? k * cols + i : i * cols + k;
   };
   const int64_t fullGroups = plan.numGroups - (plan.hasEdge ? 1 : 0);
-  // The strides from tile 0 to tile 1 (an edge tile's base follows them
-  // too; its tables are its own, relative to that base); the full tiles'
-  // elements must be tile 0's, translated.
+  // The strides from tile 0 to its neighbours (an edge tile's base follows
+  // them too; its tables are its own, relative to that base); every tile's
+  // elements must be those of the tile of its kind at split 0, translated.
   if (plan.numGroups >= 2) {
-    plan.sourceGroupStride =
-        images.source[element(1, 0, 0)] - images.source[element(0, 0, 0)];
+    plan.sourceGroupStride = images.source[element(0, 1, 0, 0)] -
+                             images.source[element(0, 0, 0, 0)];
     plan.destGroupStride =
-        images.dest[element(1, 0, 0)] - images.dest[element(0, 0, 0)];
+        images.dest[element(0, 1, 0, 0)] - images.dest[element(0, 0, 0, 0)];
   }
-  for (int64_t g = 1; g < fullGroups; ++g)
-    for (int64_t w = 0; w < whole; ++w)
-      for (int64_t j = 0; j < group; ++j) {
-        const int64_t e = element(g, w, j), e0 = element(0, w, j);
-        if (images.source[e] != images.source[e0] + g * plan.sourceGroupStride ||
-            images.dest[e] != images.dest[e0] + g * plan.destGroupStride)
-          return std::nullopt;
-      }
+  if (plan.numSplits >= 2) {
+    plan.sourceSplitStride = images.source[element(1, 0, 0, 0)] -
+                             images.source[element(0, 0, 0, 0)];
+    plan.destSplitStride =
+        images.dest[element(1, 0, 0, 0)] - images.dest[element(0, 0, 0, 0)];
+    // The bounds check below takes the furthest tile at the last split.
+    if (plan.sourceSplitStride < 0 || plan.destSplitStride < 0)
+      return std::nullopt;
+  }
+  for (int64_t s = 0; s < plan.numSplits; ++s)
+    for (int64_t g = 0; g < plan.numGroups; ++g) {
+      // The edge tile of split 0 is its kind's own reference.
+      const int64_t reference = g < fullGroups ? 0 : g;
+      if (s == 0 && g == reference)
+        continue;
+      const int64_t extent = std::min(group, along - g * group);
+      const int64_t sourceShift = (g - reference) * plan.sourceGroupStride +
+                                  s * plan.sourceSplitStride;
+      const int64_t destShift = (g - reference) * plan.destGroupStride +
+                                s * plan.destSplitStride;
+      for (int64_t w = 0; w < span; ++w)
+        for (int64_t j = 0; j < extent; ++j) {
+          const int64_t e = element(s, g, w, j),
+                        e0 = element(0, reference, w, j);
+          if (images.source[e] != images.source[e0] + sourceShift ||
+              images.dest[e] != images.dest[e0] + destShift)
+            return std::nullopt;
+        }
+    }
 
-  // Which tile writes each destination byte of a batch: its elements', and
-  // the padding after them (before the first element: the first's).
+  // Which tile (s * numGroups + g) writes each destination byte of a
+  // batch: its elements', and the padding after them (before the first
+  // element: the first's).
   const int64_t batchBytes = images.destBatchBytes;
+  const int64_t tilesPerBatch = plan.numSplits * plan.numGroups;
   std::vector<int32_t> owner(batchBytes, -1), elementAt(batchBytes, -1);
-  for (int64_t g = 0; g < plan.numGroups; ++g) {
-    const int64_t extent = std::min(group, along - g * group);
-    for (int64_t w = 0; w < whole; ++w)
-      for (int64_t j = 0; j < extent; ++j) {
-        const int64_t e = element(g, w, j);
-        const int64_t x = images.dest[e];
-        if (owner[x] != -1)
-          return std::nullopt;
-        owner[x] = g;
-        elementAt[x] = e;
-      }
-  }
+  for (int64_t s = 0; s < plan.numSplits; ++s)
+    for (int64_t g = 0; g < plan.numGroups; ++g) {
+      const int64_t extent = std::min(group, along - g * group);
+      for (int64_t w = 0; w < span; ++w)
+        for (int64_t j = 0; j < extent; ++j) {
+          const int64_t e = element(s, g, w, j);
+          const int64_t x = images.dest[e];
+          if (owner[x] != -1)
+            return std::nullopt;
+          owner[x] = static_cast<int32_t>(s * plan.numGroups + g);
+          elementAt[x] = e;
+        }
+    }
   {
     int32_t last = -1;
     for (int64_t x = 0; x < batchBytes; ++x) {
@@ -277,16 +308,48 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
     for (int64_t x = 0; x < batchBytes && owner[x] == -1; ++x)
       owner[x] = first;
   }
-  std::vector<std::vector<int64_t>> written(plan.numGroups);
+  // Padding after the last element of a split can belong to the next
+  // split's tile of the same group: Hopper's rows of padding columns hold
+  // the spans of every split one after the other, and the element before
+  // the row is the last split's. A padding byte one split stride after
+  // padding of the same group takes the split after that byte's (the
+  // splits repeat in that order), else split 0.
+  if (plan.numSplits > 1) {
+    const int32_t groups = static_cast<int32_t>(plan.numGroups);
+    std::vector<int32_t> splitOf(batchBytes);
+    for (int64_t x = 0; x < batchBytes; ++x) {
+      if (elementAt[x] >= 0) {
+        splitOf[x] = owner[x] / groups;
+        continue;
+      }
+      const int64_t before = x - plan.destSplitStride;
+      const int32_t group = owner[x] % groups;
+      splitOf[x] = before >= 0 && elementAt[before] < 0 &&
+                           owner[before] % groups == group
+                       ? (splitOf[before] + 1) %
+                             static_cast<int32_t>(plan.numSplits)
+                       : 0;
+      owner[x] = splitOf[x] * groups + group;
+    }
+  }
+  std::vector<std::vector<int64_t>> written(tilesPerBatch);
   for (int64_t x = 0; x < batchBytes; ++x)
     written[owner[x]].push_back(x);
-  for (int64_t g = 1; g < fullGroups; ++g) {
-    if (written[g].size() != written[0].size())
-      return std::nullopt;
-    for (size_t i = 0; i < written[g].size(); ++i)
-      if (written[g][i] != written[0][i] + g * plan.destGroupStride)
+  for (int64_t s = 0; s < plan.numSplits; ++s)
+    for (int64_t g = 0; g < plan.numGroups; ++g) {
+      const int64_t reference = g < fullGroups ? 0 : g;
+      if (s == 0 && g == reference)
+        continue;
+      const std::vector<int64_t> &list = written[s * plan.numGroups + g];
+      const std::vector<int64_t> &first = written[reference];
+      const int64_t shift = (g - reference) * plan.destGroupStride +
+                            s * plan.destSplitStride;
+      if (list.size() != first.size())
         return std::nullopt;
-  }
+      for (size_t i = 0; i < list.size(); ++i)
+        if (list[i] != first[i] + shift)
+          return std::nullopt;
+    }
 
   // Chunk widths: every tile's share of the destination in whole aligned
   // chunks; source chunks aligned wherever a tile's base falls.
@@ -296,7 +359,7 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
   if (plan.hasEdge)
     kindGroups.push_back(plan.numGroups - 1);
   plan.storeBytes = commonAlignment(
-      {images.destBatchBytes, plan.destGroupStride});
+      {images.destBatchBytes, plan.destGroupStride, plan.destSplitStride});
   for (int64_t g : kindGroups) {
     const std::vector<int64_t> &list = written[g];
     for (size_t i = 0; i < list.size();) {
@@ -310,8 +373,9 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
       i += run;
     }
   }
-  plan.loadBytes = commonAlignment(
-      {images.sourceBatchBytes, plan.sourceGroupStride});
+  plan.loadBytes = commonAlignment({images.sourceBatchBytes,
+                                    plan.sourceGroupStride,
+                                    plan.sourceSplitStride});
   if (plan.storeBytes < 4 || plan.loadBytes < 4)
     return std::nullopt;
 
@@ -325,26 +389,28 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
     const int64_t destBase = g * plan.destGroupStride;
     const int64_t extent = std::min(group, along - g * group);
     std::vector<int64_t> chunks;
-    for (int64_t w = 0; w < whole; ++w)
+    for (int64_t w = 0; w < span; ++w)
       for (int64_t j = 0; j < extent; ++j) {
-        const int64_t rel = images.source[element(g, w, j)] - sourceBase;
+        const int64_t rel = images.source[element(0, g, w, j)] - sourceBase;
         chunks.push_back(rel - ((rel % plan.loadBytes) + plan.loadBytes) %
                                    plan.loadBytes);
       }
     std::sort(chunks.begin(), chunks.end());
     chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
     // Nothing read outside the source, for any batch or tile of this kind
-    // (the furthest: the last full tile, or the edge tile).
+    // (the furthest: the last full tile, or the edge tile, at the last
+    // split).
     const int64_t furthest = g == 0 ? fullGroups - 1 : g;
     if (sourceBase + chunks.front() < 0 ||
         (images.batches - 1) * images.sourceBatchBytes +
+                (plan.numSplits - 1) * plan.sourceSplitStride +
                 furthest * plan.sourceGroupStride + chunks.back() +
                 plan.loadBytes >
             sourceBytes)
       return std::nullopt;
     // Reading much more than a full tile needs would not pay (an edge tile
     // may read its padded neighbours: it is one per batch).
-    if (int64_t(chunks.size()) * plan.loadBytes > 2 * whole * group + 64)
+    if (int64_t(chunks.size()) * plan.loadBytes > 2 * span * group + 64)
       return std::nullopt;
     ByteTilePlan::Kind kind;
     for (int64_t c : chunks)
@@ -480,10 +546,16 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
   BatchImages images;
   if (!images.build(from, to))
     return std::nullopt;
-  // The group: the smallest that the layouts' periods allow and that makes
-  // a tile of at least kByteTileMinBytes, else the largest that fits; along
-  // the long dim, or the other where that fails.
-  std::optional<ByteTilePlan> chosen;
+  // The tile: along the long dim, or the other where that fails, the
+  // smallest group that the layouts' periods allow, that makes a tile of at
+  // least kByteTileMinBytes and whose global accesses are as wide as any
+  // (16 bytes); failing that, the widest accesses among such tiles, else
+  // the largest tile that fits. The other dim is taken whole, unless that
+  // leaves the accesses narrower than 16 bytes (or no plan): then it is
+  // cut into the fewest equal spans that give wider ones. Narrow accesses
+  // come from a group that cuts a side's contiguous runs: 4 rows of a
+  // K-contiguous side whose columns are 224 bytes load 4 bytes per column,
+  // where 16 rows load 16.
   auto bytesPerLoad = [](const ByteTilePlan &p) {
     int64_t loaded = 0, stored = 0;
     for (const ByteTilePlan::Kind &k : p.kinds) {
@@ -493,26 +565,67 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     return double(loaded * p.loadBytes + stored * p.storeBytes) /
            double(loaded + stored);
   };
-  for (int axis : {1, 0}) {
+  auto isSmall = [](const ByteTilePlan &p) {
+    return p.group * p.span < kByteTileMinBytes;
+  };
+  auto width = [](const ByteTilePlan &p) {
+    return std::min(p.loadBytes, p.storeBytes);
+  };
+  auto isDone = [&](const ByteTilePlan &p) {
+    return !isSmall(p) && width(p) == 16;
+  };
+  // The best tile with `span` rows or columns of the cut dim.
+  auto planSpan = [&](int axis, int64_t span) {
     const int64_t along = axis == 1 ? images.cols : images.rows;
-    const int64_t whole = axis == 1 ? images.rows : images.cols;
     std::optional<ByteTilePlan> best;
     for (int64_t group = 1;; group *= 2) {
       const int64_t g = std::min(group, along);
-      if (g * whole > kByteTileMaxSharedBytes)
+      if (g * span > kByteTileMaxSharedBytes)
         break;
-      if (std::optional<ByteTilePlan> p = planGroup(
-              images, axis, g, from.getStorageBytes(), threads,
-              wordGather)) {
-        best = std::move(p);
-        if (g * whole >= kByteTileMinBytes)
+      if (std::optional<ByteTilePlan> p =
+              planGroup(images, axis, g, span, from.getStorageBytes(),
+                        threads, wordGather)) {
+        const bool take =
+            !best || isSmall(*best) ||
+            (!isSmall(*p) && bytesPerLoad(*p) > bytesPerLoad(*best) + 1e-9);
+        if (take)
+          best = std::move(p);
+        if (isDone(*best))
           break;
       }
       if (g == along)
         break;
     }
+    return best;
+  };
+  std::optional<ByteTilePlan> chosen;
+  for (int axis : {1, 0}) {
+    const int64_t whole = axis == 1 ? images.rows : images.cols;
+    std::optional<ByteTilePlan> best = planSpan(axis, whole);
     if (best && (!chosen || bytesPerLoad(*best) > bytesPerLoad(*chosen)))
       chosen = std::move(best);
+  }
+  if (chosen && isDone(*chosen))
+    return chosen;
+  // Spans below this are not tried: their tiles' rows on the cut side
+  // would be shorter than a 16-byte access.
+  constexpr int64_t kMinSpan = 16;
+  auto prefer = [&](const ByteTilePlan &p, const ByteTilePlan &current) {
+    if (isSmall(p) != isSmall(current))
+      return isSmall(current);
+    return width(p) > width(current);
+  };
+  for (int axis : {1, 0}) {
+    const int64_t whole = axis == 1 ? images.rows : images.cols;
+    for (int64_t splits = 2; whole / splits >= kMinSpan; ++splits) {
+      if (whole % splits)
+        continue;
+      std::optional<ByteTilePlan> p = planSpan(axis, whole / splits);
+      if (p && (!chosen || prefer(*p, *chosen)))
+        chosen = std::move(p);
+      if (chosen && isDone(*chosen))
+        return chosen;
+    }
   }
   return chosen;
 }
@@ -521,13 +634,17 @@ void mlir::microscale::runByteTilePlan(const ByteTilePlan &plan,
                                        const uint8_t *source, uint8_t *dest) {
   std::vector<uint8_t> shared(plan.sharedBytes);
   for (int64_t t = 0; t < plan.getNumTiles(); ++t) {
-    const int64_t b = t / plan.numGroups, g = t % plan.numGroups;
+    const int64_t outer = t / plan.numGroups, g = t % plan.numGroups;
+    const int64_t b = outer / plan.numSplits, split = outer % plan.numSplits;
     const ByteTilePlan::Kind &kind =
         plan.kinds[plan.hasEdge && g == plan.numGroups - 1 ? plan.kinds.size() - 1
                                                            : 0];
-    const int64_t sourceBase =
-        b * plan.sourceBatchStride + g * plan.sourceGroupStride;
-    const int64_t destBase = b * plan.destBatchStride + g * plan.destGroupStride;
+    const int64_t sourceBase = b * plan.sourceBatchStride +
+                               split * plan.sourceSplitStride +
+                               g * plan.sourceGroupStride;
+    const int64_t destBase = b * plan.destBatchStride +
+                             split * plan.destSplitStride +
+                             g * plan.destGroupStride;
     std::fill(shared.begin(), shared.end(), 0xCD);
     shared[plan.zeroByte] = 0;
     for (size_t i = 0; i < kind.sourceChunks.size(); ++i)

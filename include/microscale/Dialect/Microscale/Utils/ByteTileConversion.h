@@ -1,4 +1,4 @@
-//===- ByteTileConversion.h - Byte layouts converted by whole-axis tiles -*- C++ -*-===//
+//===- ByteTileConversion.h - Byte layouts converted by translated tiles -*- C++ -*-===//
 //
 // Scale tensors ([E, K/32, N] E8M0 bytes) are small in one dim: gpt-oss has
 // 90 scale blocks along K. Every scale layout keeps each byte whole, and
@@ -19,6 +19,13 @@
 // the period, the last tile of each batch has tables of its own. The
 // destination's padding is written by the tile owning the element before
 // it, so every destination byte is written exactly once.
+//
+// The short dim is not always short: 7168 / 32 = 224 scale rows against
+// Hopper's 256-column period is 56 KiB, and 4096 columns of a 512-row
+// tensor leave 8 rows per tile, whose K-contiguous side is read 8 bytes at
+// a time. The other dim is then cut into equal spans (a divisor of its
+// extent, so that there is no second kind of edge): a tile of `group` x
+// `span`, translated along both dims.
 //
 // Everything is derived from, and checked against, the layouts' reference
 // maps at compile time: every element of the first batch and of two more,
@@ -58,8 +65,8 @@ enum class ByteTileGather {
 
 struct ByteTilePlan {
   /// The tables of one kind of tile: every full tile shares kind 0; the
-  /// last tile of each batch, where the long dim is not a multiple of the
-  /// group, is kind 1.
+  /// last group of each outer index, where the grouped dim is not a
+  /// multiple of the group, is kind 1.
   struct Kind {
     /// Source offsets, relative to the tile's source base, of the
     /// `loadBytes`-byte chunks copied into shared memory, in shared order.
@@ -82,18 +89,22 @@ struct ByteTilePlan {
     ByteTileGather gather = ByteTileGather::bytes;
   };
 
-  /// Tiles: `numGroups` per batch, tile t = batch t / numGroups, group
-  /// t % numGroups. A tile takes the whole extent of one of the last two
-  /// logical dims and `group` indices of the other (`groupedAxis` 0: the
-  /// rows, 1: the columns).
+  /// Tiles: `group` indices of one of the last two logical dims
+  /// (`groupedAxis` 0: the rows, 1: the columns) by `span` indices of the
+  /// other, which is cut into `numSplits` = its extent / span equal parts
+  /// (1 where the tile takes it whole). A batch has numSplits x numGroups
+  /// tiles; the "outer" index o = batch * numSplits + split, and tile t =
+  /// (outer t / numGroups, group t % numGroups).
   int64_t batches = 0, numGroups = 0, group = 0;
+  int64_t numSplits = 1, span = 0;
   int groupedAxis = 1;
   bool hasEdge = false;
-  /// Tile (b, g) reads from source byte b * sourceBatchStride + g *
-  /// sourceGroupStride and writes from destination byte b * destBatchStride
-  /// + g * destGroupStride, the tables' offsets added.
-  int64_t sourceBatchStride = 0, sourceGroupStride = 0;
-  int64_t destBatchStride = 0, destGroupStride = 0;
+  /// Tile (b, s, g) reads from source byte b * sourceBatchStride + s *
+  /// sourceSplitStride + g * sourceGroupStride and writes from destination
+  /// byte b * destBatchStride + s * destSplitStride + g * destGroupStride,
+  /// the tables' offsets added.
+  int64_t sourceBatchStride = 0, sourceSplitStride = 0, sourceGroupStride = 0;
+  int64_t destBatchStride = 0, destSplitStride = 0, destGroupStride = 0;
   llvm::SmallVector<Kind, 2> kinds;
   /// The gather patterns of all kinds, storeBytes offsets each.
   std::vector<int16_t> patterns;
@@ -110,7 +121,8 @@ struct ByteTilePlan {
   /// degree, per read (1.0: conflict-free), for the full tile.
   double conflictDegree = 1.0;
 
-  int64_t getNumTiles() const { return batches * numGroups; }
+  int64_t getNumOuter() const { return batches * numSplits; }
+  int64_t getNumTiles() const { return getNumOuter() * numGroups; }
   int64_t getNumPatterns() const {
     return static_cast<int64_t>(patterns.size()) / storeBytes;
   }

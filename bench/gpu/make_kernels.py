@@ -142,7 +142,9 @@ def unseen_shape_cases():
     and K = 2048) and 32 of scales (224 and 64 scale rows); the scales of
     Mixtral-8x7B's down projections (K = 14336: 448 rows, N = 4096) and of
     4 layers of Llama-3-70B's (K = 28672: 896 rows, N = 8192), whose tiles
-    cut K into spans. Every ordered pair of the K-major value layouts and
+    cut K into spans, and of 2 layers of Llama-3.1-405B's (K = 53248: 1664
+    rows, N = 16384; 27 MB a layer, above the byte tile plan's 16 MiB per
+    batch). Every ordered pair of the K-major value layouts and
     of the scale layouts, timed; the scale pairs also checked byte for byte
     on [2, 224, 600] (cut K, and an edge tile in N)."""
     layouts = ["strided:-1", "strided:-2", "hopper_value:-2:3", "blackwell_value",
@@ -154,7 +156,8 @@ def unseen_shape_cases():
             for b in layouts:
                 if a != b:
                     out.append(("values", shape, a, b, False))
-    for shape in ([32, 224, 2048], [32, 64, 7168], [8, 448, 4096], [4, 896, 8192]):
+    for shape in ([32, 224, 2048], [32, 64, 7168], [8, 448, 4096], [4, 896, 8192],
+                  [2, 1664, 16384]):
         for a in scales:
             for b in scales:
                 if a != b:

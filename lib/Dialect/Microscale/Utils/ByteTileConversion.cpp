@@ -206,11 +206,13 @@ double conflictDegree(const ByteTilePlan &plan, const KindGather &gather) {
 
 /// The plan with tiles of `group` indices along `groupedAxis` by `span`
 /// indices of the other dim (a divisor of its extent), or std::nullopt
-/// where the tiles are not translations of one another.
+/// where the tiles are not translations of one another or their accesses
+/// could not be `minWidth` bytes wide.
 std::optional<ByteTilePlan> planGroup(const BatchImages &images,
                                       int groupedAxis, int64_t group,
                                       int64_t span, int64_t sourceBytes,
-                                      int64_t threads, bool wordGather) {
+                                      int64_t threads, bool wordGather,
+                                      int64_t minWidth = 1) {
   const int64_t rows = images.rows, cols = images.cols;
   const int64_t along = groupedAxis == 1 ? cols : rows;
   const int64_t whole = groupedAxis == 1 ? rows : cols;
@@ -255,6 +257,13 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
     if (plan.sourceSplitStride < 0 || plan.destSplitStride < 0)
       return std::nullopt;
   }
+  // The strides bound the accesses' width (checked before the walks over
+  // the batch below, which the search for a wider tile would repeat).
+  if (commonAlignment({images.sourceBatchBytes, plan.sourceGroupStride,
+                       plan.sourceSplitStride}) < minWidth ||
+      commonAlignment({images.destBatchBytes, plan.destGroupStride,
+                       plan.destSplitStride}) < minWidth)
+    return std::nullopt;
   for (int64_t s = 0; s < plan.numSplits; ++s)
     for (int64_t g = 0; g < plan.numGroups; ++g) {
       // The edge tile of split 0 is its kind's own reference.
@@ -574,8 +583,9 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
   auto isDone = [&](const ByteTilePlan &p) {
     return !isSmall(p) && width(p) == 16;
   };
-  // The best tile with `span` rows or columns of the cut dim.
-  auto planSpan = [&](int axis, int64_t span) {
+  // The best tile with `span` rows or columns of the cut dim, its accesses
+  // at least `minWidth` bytes wide.
+  auto planSpan = [&](int axis, int64_t span, int64_t minWidth) {
     const int64_t along = axis == 1 ? images.cols : images.rows;
     std::optional<ByteTilePlan> best;
     for (int64_t group = 1;; group *= 2) {
@@ -584,7 +594,7 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
         break;
       if (std::optional<ByteTilePlan> p =
               planGroup(images, axis, g, span, from.getStorageBytes(),
-                        threads, wordGather)) {
+                        threads, wordGather, minWidth)) {
         const bool take =
             !best || isSmall(*best) ||
             (!isSmall(*p) && bytesPerLoad(*p) > bytesPerLoad(*best) + 1e-9);
@@ -601,7 +611,7 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
   std::optional<ByteTilePlan> chosen;
   for (int axis : {1, 0}) {
     const int64_t whole = axis == 1 ? images.rows : images.cols;
-    std::optional<ByteTilePlan> best = planSpan(axis, whole);
+    std::optional<ByteTilePlan> best = planSpan(axis, whole, 1);
     if (best && (!chosen || bytesPerLoad(*best) > bytesPerLoad(*chosen)))
       chosen = std::move(best);
   }
@@ -620,7 +630,10 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     for (int64_t splits = 2; whole / splits >= kMinSpan; ++splits) {
       if (whole % splits)
         continue;
-      std::optional<ByteTilePlan> p = planSpan(axis, whole / splits);
+      // Only wider accesses than the whole dim's replace its tile.
+      const int64_t minWidth =
+          chosen && !isSmall(*chosen) ? 2 * width(*chosen) : 1;
+      std::optional<ByteTilePlan> p = planSpan(axis, whole / splits, minWidth);
       if (p && (!chosen || prefer(*p, *chosen)))
         chosen = std::move(p);
       if (chosen && isDone(*chosen))

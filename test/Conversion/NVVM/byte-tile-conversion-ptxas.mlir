@@ -1,6 +1,6 @@
 // The byte tile kernel's PTX assembles with ptxas for sm_90a and sm_100a:
-// a full and an edge kind, padded shared rows with 4-byte stores, the
-// gather on byte reads (byte-tile-word-gather=false; the word gathers:
+// a full and an edge kind, tiles that cut K, padded shared rows with
+// 4-byte stores, the gather on byte reads (byte-tile-word-gather=false; the word gathers:
 // byte-tile-word-gather-ptxas.mlir).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
@@ -45,5 +45,14 @@ func.func @to_hopper_scale(%src: memref<57600xi8>, %dst: memref<92160xi8>) {
 !b3 = !microscale.qtensor<2x2880x5760, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.blackwell_scale>
 func.func @to_blackwell_scale(%src: memref<?xi8>, %dst: memref<?xi8>) {
   microscale.convert_storage scales %src, %dst : !s3 -> !b3, memref<?xi8>, memref<?xi8>
+  return
+}
+
+// Tiles that cut K (224 scale rows into 2 spans), with an edge tile per
+// batch and span.
+!k4 = !microscale.qtensor<2x7168x600, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -2>>
+!h4 = !microscale.qtensor<2x7168x600, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+func.func @cut_k(%src: memref<?xi8>, %dst: memref<?xi8>) {
+  microscale.convert_storage scales %src, %dst : !k4 -> !h4, memref<?xi8>, memref<?xi8>
   return
 }

@@ -19,7 +19,10 @@ namespace {
 struct BatchImages {
   int64_t rows = 0, cols = 0, batches = 1;
   int64_t sourceBatchBytes = 0, destBatchBytes = 0;
-  std::vector<int64_t> source, dest;
+  /// Offsets within a batch: below kByteTileMaxBatchBytes, 32 bits (the
+  /// planner's memory is a few times a batch's bytes).
+  static_assert(kByteTileMaxBatchBytes <= INT32_MAX);
+  std::vector<int32_t> source, dest;
 
   /// Byte offset of element (batch, r, c), or -1 where its bits are not
   /// one whole byte.
@@ -69,8 +72,8 @@ struct BatchImages {
         int64_t s = byteOf(from, 0, r, c), d = byteOf(to, 0, r, c);
         if (s < 0 || d < 0 || s >= sourceBatchBytes || d >= destBatchBytes)
           return false;
-        source[r * cols + c] = s;
-        dest[r * cols + c] = d;
+        source[r * cols + c] = static_cast<int32_t>(s);
+        dest[r * cols + c] = static_cast<int32_t>(d);
       }
     // Batch b is batch 0 moved by b strides, on both sides.
     for (int64_t b : {int64_t(1), batches / 2, batches - 1}) {
@@ -341,16 +344,16 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
       owner[x] = splitOf[x] * groups + group;
     }
   }
-  std::vector<std::vector<int64_t>> written(tilesPerBatch);
+  std::vector<std::vector<int32_t>> written(tilesPerBatch);
   for (int64_t x = 0; x < batchBytes; ++x)
-    written[owner[x]].push_back(x);
+    written[owner[x]].push_back(static_cast<int32_t>(x));
   for (int64_t s = 0; s < plan.numSplits; ++s)
     for (int64_t g = 0; g < plan.numGroups; ++g) {
       const int64_t reference = g < fullGroups ? 0 : g;
       if (s == 0 && g == reference)
         continue;
-      const std::vector<int64_t> &list = written[s * plan.numGroups + g];
-      const std::vector<int64_t> &first = written[reference];
+      const std::vector<int32_t> &list = written[s * plan.numGroups + g];
+      const std::vector<int32_t> &first = written[reference];
       const int64_t shift = (g - reference) * plan.destGroupStride +
                             s * plan.destSplitStride;
       if (list.size() != first.size())
@@ -370,7 +373,7 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
   plan.storeBytes = commonAlignment(
       {images.destBatchBytes, plan.destGroupStride, plan.destSplitStride});
   for (int64_t g : kindGroups) {
-    const std::vector<int64_t> &list = written[g];
+    const std::vector<int32_t> &list = written[g];
     for (size_t i = 0; i < list.size();) {
       while (list[i] % plan.storeBytes)
         plan.storeBytes /= 2;
@@ -424,7 +427,7 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
     ByteTilePlan::Kind kind;
     for (int64_t c : chunks)
       kind.sourceChunks.push_back(static_cast<int32_t>(c));
-    const std::vector<int64_t> &list = written[g];
+    const std::vector<int32_t> &list = written[g];
     std::vector<int64_t> loadedOf;
     for (size_t i = 0; i < list.size(); i += plan.storeBytes)
       kind.destChunks.push_back(static_cast<int32_t>(list[i] - destBase));

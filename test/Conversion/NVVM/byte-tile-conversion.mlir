@@ -150,20 +150,20 @@ func.func @to_blackwell_scale(%src: memref<?xi8>, %dst: memref<?xi8>) {
 // -----
 
 // 224 scale rows (K = 7168, a DeepSeek-V3-sized expert) by Hopper's
-// 256-column period would be 56 KiB: the tiles cut K into 2 spans of 112
-// rows (16-byte runs of the K-contiguous side). 2 batches x 2 spans x 2
-// full tiles, then an edge tile (N = 600) per batch and span: 12 blocks.
-// The tile's outer index (block / 2 full tiles) is batch x 2 + span; the
-// span moves the source by 112 bytes.
+// 256-column period would be 56 KiB: the tiles cut K into 7 spans of 32
+// rows (whole 32-byte sectors of the K-contiguous side). 2 batches x 7
+// spans x 2 full tiles, then an edge tile (N = 600) per batch and span: 42
+// blocks. The tile's outer index (block / 2 full tiles) is batch x 7 +
+// span; the span moves the source by 32 bytes.
 !k4 = !microscale.qtensor<2x7168x600, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -2>>
 !h4 = !microscale.qtensor<2x7168x600, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
 // CHECK-LABEL: func.func @cut_k
-// CHECK: blocks in (%c12, %c1, %c1)
+// CHECK: blocks in (%c42, %c1, %c1)
 // CHECK: %[[B:.*]] = gpu.block_id x
 // CHECK: %[[OUTER:.*]] = arith.divui %[[B]], %c2
-// CHECK: arith.divui %[[OUTER]], %c2
-// CHECK: %[[SPAN:.*]] = arith.remui %[[OUTER]], %c2
-// CHECK: arith.muli %[[SPAN]], %c112
+// CHECK: arith.divui %[[OUTER]], %c7
+// CHECK: %[[SPAN:.*]] = arith.remui %[[OUTER]], %c7
+// CHECK: arith.muli %[[SPAN]], %c32
 // CHECK: gpu.return
 func.func @cut_k(%src: memref<?xi8>, %dst: memref<?xi8>) {
   microscale.convert_storage scales %src, %dst : !k4 -> !h4, memref<?xi8>, memref<?xi8>

@@ -560,14 +560,16 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     return std::nullopt;
   // The tile: along the long dim, or the other where that fails, the
   // smallest group that the layouts' periods allow, that makes a tile of at
-  // least kByteTileMinBytes and whose global accesses are as wide as any
-  // (16 bytes); failing that, the widest accesses among such tiles, else
-  // the largest tile that fits. The other dim is taken whole, unless that
-  // leaves the accesses narrower than 16 bytes (or no plan): then it is
-  // cut into the fewest equal spans that give wider ones. Narrow accesses
-  // come from a group that cuts a side's contiguous runs: 4 rows of a
-  // K-contiguous side whose columns are 224 bytes load 4 bytes per column,
-  // where 16 rows load 16.
+  // least kByteTileMinBytes whose global accesses are as wide as any (16
+  // bytes) and move whole 32-byte sectors on both sides; failing that, the
+  // tile that moves the most whole sectors, then the widest accesses,
+  // among such tiles, else the largest tile that fits. The other dim is
+  // taken whole, unless that leaves the accesses narrower than 16 bytes,
+  // sectors in part, or no plan: then it is cut into the fewest equal
+  // spans that do better. Both come from a group that cuts a side's
+  // contiguous runs: 4 rows of a K-contiguous side whose columns are 224
+  // bytes load 4 bytes per column, where 16 rows load 16, and 16 rows
+  // leave half of every other sector to the next tile, where 32 do not.
   auto bytesPerLoad = [](const ByteTilePlan &p) {
     int64_t loaded = 0, stored = 0;
     for (const ByteTilePlan::Kind &k : p.kinds) {
@@ -583,8 +585,36 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
   auto width = [](const ByteTilePlan &p) {
     return std::min(p.loadBytes, p.storeBytes);
   };
+  // The share of the 32-byte sectors a tile touches (on its worse side)
+  // that it reads or writes whole: DRAM moves sectors, so a tile whose rows
+  // end mid-sector moves bytes it does not use, or writes sectors in
+  // halves that another tile completes later.
+  auto sectorUse = [](const ByteTilePlan &p) {
+    auto side = [](const std::vector<int32_t> &chunks, int64_t w) {
+      std::vector<int64_t> sectors;
+      sectors.reserve(chunks.size());
+      for (int32_t c : chunks)
+        for (int64_t s = c / 32; s <= (c + w - 1) / 32; ++s)
+          sectors.push_back(s);
+      llvm::sort(sectors);
+      const int64_t distinct =
+          std::unique(sectors.begin(), sectors.end()) - sectors.begin();
+      return distinct ? double(chunks.size() * w) / double(32 * distinct)
+                      : 1.0;
+    };
+    const ByteTilePlan::Kind &k = p.kinds.front();
+    return std::min(side(k.sourceChunks, p.loadBytes),
+                    side(k.destChunks, p.storeBytes));
+  };
+  // Tiles compare by whole sectors, then by the accesses' width.
+  auto moves = [&](const ByteTilePlan &p, const ByteTilePlan &current) {
+    const double a = sectorUse(p), b = sectorUse(current);
+    if (std::abs(a - b) > 1e-9)
+      return a > b;
+    return bytesPerLoad(p) > bytesPerLoad(current) + 1e-9;
+  };
   auto isDone = [&](const ByteTilePlan &p) {
-    return !isSmall(p) && width(p) == 16;
+    return !isSmall(p) && width(p) == 16 && sectorUse(p) > 1 - 1e-9;
   };
   // The best tile with `span` rows or columns of the cut dim, its accesses
   // at least `minWidth` bytes wide.
@@ -600,7 +630,7 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
                         threads, wordGather, minWidth)) {
         const bool take =
             !best || isSmall(*best) ||
-            (!isSmall(*p) && bytesPerLoad(*p) > bytesPerLoad(*best) + 1e-9);
+            (!isSmall(*p) && moves(*p, *best));
         if (take)
           best = std::move(p);
         if (isDone(*best))
@@ -615,7 +645,7 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
   for (int axis : {1, 0}) {
     const int64_t whole = axis == 1 ? images.rows : images.cols;
     std::optional<ByteTilePlan> best = planSpan(axis, whole, 1);
-    if (best && (!chosen || bytesPerLoad(*best) > bytesPerLoad(*chosen)))
+    if (best && (!chosen || moves(*best, *chosen)))
       chosen = std::move(best);
   }
   if (chosen && isDone(*chosen))
@@ -626,6 +656,9 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
   auto prefer = [&](const ByteTilePlan &p, const ByteTilePlan &current) {
     if (isSmall(p) != isSmall(current))
       return isSmall(current);
+    const double a = sectorUse(p), b = sectorUse(current);
+    if (std::abs(a - b) > 1e-9)
+      return a > b;
     return width(p) > width(current);
   };
   for (int axis : {1, 0}) {
@@ -633,9 +666,12 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     for (int64_t splits = 2; whole / splits >= kMinSpan; ++splits) {
       if (whole % splits)
         continue;
-      // Only wider accesses than the whole dim's replace its tile.
+      // Only wider accesses than the whole dim's, or as wide with more
+      // whole sectors, replace its tile.
       const int64_t minWidth =
-          chosen && !isSmall(*chosen) ? 2 * width(*chosen) : 1;
+          !chosen || isSmall(*chosen) ? 1
+          : sectorUse(*chosen) < 1 - 1e-9 ? width(*chosen)
+                                          : 2 * width(*chosen);
       std::optional<ByteTilePlan> p = planSpan(axis, whole / splits, minWidth);
       if (p && (!chosen || prefer(*p, *chosen)))
         chosen = std::move(p);

@@ -212,6 +212,61 @@ TEST(ByteTilePlan, RealScaleShapesEveryPair) {
 // Tiles are translations of one another or there is no plan: a layout
 // whose image does not repeat (here: values of 4 bits, not bytes) is
 // refused rather than converted wrongly.
+// Batches above the plan's limit are planned as blocks of columns (or
+// rows) that both layouts store as translations. The limit is lowered here
+// to 64 KiB so that [2, 224, 2048] (448 KiB a batch) stands for Llama-3.1-
+// 405B's [1664, 16384] scales (27 MB a layer, above the real 16 MiB).
+TEST(ByteTilePlan, BlocksOfLargeBatches) {
+  std::mt19937 rng(5);
+  const std::vector<int64_t> shape = {2, 224, 2048};
+  std::set<std::string> planned;
+  for (const NamedLayout &a : kScaleLayouts)
+    for (const NamedLayout &b : kScaleLayouts) {
+      if (a.name == b.name)
+        continue;
+      auto from = a.make(shape), to = b.make(shape);
+      ASSERT_TRUE(from && to);
+      const std::string what = std::string(a.name) + " -> " + b.name;
+      std::optional<ByteTilePlan> plan =
+          planByteTileConversion(*from, *to, 256, true, 64 * 1024);
+      if (!plan)
+        continue;
+      planned.insert(what);
+      // The blocks are the plan's batches: each within the limit.
+      EXPECT_GT(plan->batches, 2) << what;
+      EXPECT_EQ(plan->batches % 2, 0) << what;
+      EXPECT_LE(plan->destBatchStride, 64 * 1024) << what;
+      EXPECT_LE(plan->sourceBatchStride, 64 * 1024) << what;
+      std::vector<uint8_t> codes(from->getNumElements());
+      for (uint8_t &c : codes)
+        c = static_cast<uint8_t>(rng());
+      std::vector<uint8_t> source(from->getStorageBytes());
+      from->store(codes.data(), source.data());
+      std::vector<uint8_t> expected(to->getStorageBytes());
+      to->store(codes.data(), expected.data());
+      std::vector<uint8_t> actual(to->getStorageBytes(), 0xA5);
+      runByteTilePlan(*plan, source.data(), actual.data());
+      EXPECT_TRUE(actual == expected) << what;
+    }
+  // Hopper's and Blackwell's scales keep 256- and 128-column blocks apart,
+  // as does the K-contiguous form; the N-contiguous form keeps rows
+  // together, which no other layout does, so its pairs have no plan.
+  for (const char *what :
+       {"hopper_scale(-2, 8) -> blackwell_scale",
+        "blackwell_scale -> hopper_scale(-2, 8)",
+        "strided(-2) -> hopper_scale(-2, 8)",
+        "hopper_scale(-2, 8) -> strided(-2)",
+        "strided(-2) -> blackwell_scale", "blackwell_scale -> strided(-2)"})
+    EXPECT_TRUE(planned.count(what)) << what;
+  for (const std::string &what : planned)
+    EXPECT_EQ(what.find("strided(-1)"), std::string::npos) << what;
+  // Within the limit, the batches stay whole.
+  auto from = kScaleLayouts[2].make(shape), to = kScaleLayouts[4].make(shape);
+  std::optional<ByteTilePlan> whole = planByteTileConversion(*from, *to);
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->batches, 2);
+}
+
 TEST(ByteTilePlan, RefusesNibbles) {
   auto from = ref::makeStridedLayout({2, 64, 64}, 4, -1);
   auto to = ref::makeStridedLayout({2, 64, 64}, 4, -2);

@@ -169,3 +169,22 @@ func.func @cut_k(%src: memref<?xi8>, %dst: memref<?xi8>) {
   microscale.convert_storage scales %src, %dst : !k4 -> !h4, memref<?xi8>, memref<?xi8>
   return
 }
+
+// -----
+
+// Llama-3.1-405B's scales ([1664, 16384], 27 MB) are above the plan's 16
+// MiB per batch: the plan takes 8 blocks of 2048 columns, which both
+// layouts store as translations (3407872 bytes apart), as its batches.
+// 8 blocks x 416 tiles of 4 scale rows.
+!h5 = !microscale.qtensor<53248x16384, f4E2M1FN, f8E8M0FNU, block = 32, axis = 0, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+!b5 = !microscale.qtensor<53248x16384, f4E2M1FN, f8E8M0FNU, block = 32, axis = 0, scales = #microscale.blackwell_scale>
+// CHECK-LABEL: func.func @column_blocks
+// CHECK: blocks in (%c3328, %c1, %c1)
+// CHECK: %[[B:.*]] = gpu.block_id x
+// CHECK: %[[BATCH:.*]] = arith.divui %[[B]], %c416
+// CHECK: arith.muli %[[BATCH]], %c3407872
+// CHECK: gpu.return
+func.func @column_blocks(%src: memref<?xi8>, %dst: memref<?xi8>) {
+  microscale.convert_storage scales %src, %dst : !h5 -> !b5, memref<?xi8>, memref<?xi8>
+  return
+}

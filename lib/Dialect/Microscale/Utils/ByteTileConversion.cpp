@@ -16,23 +16,37 @@ using ::microscale::ref::Layout;
 namespace {
 /// The byte offsets of one batch's elements in both layouts, row-major by
 /// logical index, and the batch strides, checked on three batches.
+///
+/// A batch above `maxBatchBytes` is cut into equal blocks of its columns
+/// (or rows) where both layouts store each block as a translation of the
+/// first (Hopper's and Blackwell's scales keep blocks of 256 and 128
+/// columns apart; a K-contiguous side, columns; an N-contiguous side,
+/// rows): the blocks are then the plan's batches. Every block of the first
+/// batch is checked.
 struct BatchImages {
   int64_t rows = 0, cols = 0, batches = 1;
   int64_t sourceBatchBytes = 0, destBatchBytes = 0;
+  /// Blocks per logical batch and the logical dim they cut (0: rows, 1:
+  /// columns); a plan batch b is block b % blocks of logical batch b /
+  /// blocks.
+  int64_t blocks = 1;
+  int blockAxis = 1;
   /// Offsets within a batch: below kByteTileMaxBatchBytes, 32 bits (the
   /// planner's memory is a few times a batch's bytes).
   static_assert(kByteTileMaxBatchBytes <= INT32_MAX);
   std::vector<int32_t> source, dest;
 
-  /// Byte offset of element (batch, r, c), or -1 where its bits are not
-  /// one whole byte.
-  static int64_t byteOf(const Layout &layout, int64_t batch, int64_t r,
-                        int64_t c) {
+  /// Byte offset of element (r, c) of plan batch `batch`, or -1 where its
+  /// bits are not one whole byte.
+  int64_t byteOf(const Layout &layout, int64_t batch, int64_t r,
+                 int64_t c) const {
     const std::vector<int64_t> &shape = layout.getLogicalShape();
     const size_t rank = shape.size();
+    const int64_t block = batch % blocks;
+    batch /= blocks;
     llvm::SmallVector<int64_t, 8> index(rank);
-    index[rank - 2] = r;
-    index[rank - 1] = c;
+    index[rank - 2] = blockAxis == 0 ? block * rows + r : r;
+    index[rank - 1] = blockAxis == 1 ? block * cols + c : c;
     for (size_t d = rank - 2; d-- > 0;) {
       index[d] = batch % shape[d];
       batch /= shape[d];
@@ -47,26 +61,68 @@ struct BatchImages {
     return bits[0] / 8;
   }
 
-  bool build(const Layout &from, const Layout &to) {
+  bool build(const Layout &from, const Layout &to, int64_t maxBatchBytes) {
     const std::vector<int64_t> &shape = from.getLogicalShape();
     if (shape.size() < 2 || shape != to.getLogicalShape() ||
         from.getElementBits() != 8 || to.getElementBits() != 8)
       return false;
-    rows = shape[shape.size() - 2];
-    cols = shape[shape.size() - 1];
+    const int64_t allRows = shape[shape.size() - 2];
+    const int64_t allCols = shape[shape.size() - 1];
+    int64_t logicalBatches = 1;
     for (size_t d = 0; d + 2 < shape.size(); ++d)
-      batches *= shape[d];
-    if (rows <= 0 || cols <= 0 || batches <= 0)
+      logicalBatches *= shape[d];
+    if (allRows <= 0 || allCols <= 0 || logicalBatches <= 0)
       return false;
-    if (from.getStorageBytes() % batches || to.getStorageBytes() % batches)
+    maxBatchBytes = std::min(maxBatchBytes, kByteTileMaxBatchBytes);
+    auto tryBlocks = [&](int axis, int64_t count) {
+      const int64_t planBatches = logicalBatches * count;
+      if (from.getStorageBytes() % planBatches ||
+          to.getStorageBytes() % planBatches)
+        return false;
+      blocks = count;
+      blockAxis = axis;
+      batches = planBatches;
+      rows = axis == 0 ? allRows / count : allRows;
+      cols = axis == 1 ? allCols / count : allCols;
+      sourceBatchBytes = from.getStorageBytes() / planBatches;
+      destBatchBytes = to.getStorageBytes() / planBatches;
+      if (destBatchBytes > maxBatchBytes || sourceBatchBytes > maxBatchBytes)
+        return false;
+      return fill(from, to);
+    };
+    if (tryBlocks(1, 1))
+      return true;
+    // Too large (or not batches of translations at all): blocks small
+    // enough to plan quickly, the fewest that are translations.
+    if (from.getStorageBytes() / logicalBatches <= maxBatchBytes &&
+        to.getStorageBytes() / logicalBatches <= maxBatchBytes)
       return false;
-    sourceBatchBytes = from.getStorageBytes() / batches;
-    destBatchBytes = to.getStorageBytes() / batches;
-    if (destBatchBytes > kByteTileMaxBatchBytes ||
-        sourceBatchBytes > kByteTileMaxBatchBytes)
-      return false;
-    source.resize(rows * cols);
-    dest.resize(rows * cols);
+    const int64_t target =
+        std::min(maxBatchBytes, kByteTileBlockBytes);
+    for (int axis : {1, 0}) {
+      const int64_t extent = axis == 1 ? allCols : allRows;
+      for (int64_t count = 2; count <= extent; ++count) {
+        if (extent % count)
+          continue;
+        const int64_t bytes =
+            std::max(from.getStorageBytes(), to.getStorageBytes()) /
+            (logicalBatches * count);
+        if (bytes > target)
+          continue;
+        if (tryBlocks(axis, count))
+          return true;
+      }
+    }
+    return false;
+  }
+
+private:
+  /// The images of plan batch 0, checked against blocks 1 to blocks - 1
+  /// of the first logical batch and against the first block of the
+  /// second, middle and last.
+  bool fill(const Layout &from, const Layout &to) {
+    source.assign(rows * cols, 0);
+    dest.assign(rows * cols, 0);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) {
         int64_t s = byteOf(from, 0, r, c), d = byteOf(to, 0, r, c);
@@ -75,17 +131,21 @@ struct BatchImages {
         source[r * cols + c] = static_cast<int32_t>(s);
         dest[r * cols + c] = static_cast<int32_t>(d);
       }
+    llvm::SmallVector<int64_t, 8> checked;
+    for (int64_t block = 1; block < blocks; ++block)
+      checked.push_back(block);
+    const int64_t logicalBatches = batches / blocks;
+    for (int64_t b : {int64_t(1), logicalBatches / 2, logicalBatches - 1})
+      if (b > 0 && b < logicalBatches && !llvm::is_contained(checked, b * blocks))
+        checked.push_back(b * blocks);
     // Batch b is batch 0 moved by b strides, on both sides.
-    for (int64_t b : {int64_t(1), batches / 2, batches - 1}) {
-      if (b <= 0 || b >= batches)
-        continue;
+    for (int64_t b : checked)
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t c = 0; c < cols; ++c)
           if (byteOf(from, b, r, c) !=
                   b * sourceBatchBytes + source[r * cols + c] ||
               byteOf(to, b, r, c) != b * destBatchBytes + dest[r * cols + c])
             return false;
-    }
     return true;
   }
 };
@@ -554,9 +614,10 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
 
 std::optional<ByteTilePlan>
 mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
-                                         int64_t threads, bool wordGather) {
+                                         int64_t threads, bool wordGather,
+                                         int64_t maxBatchBytes) {
   BatchImages images;
-  if (!images.build(from, to))
+  if (!images.build(from, to, maxBatchBytes))
     return std::nullopt;
   // The tile: along the long dim, or the other where that fails, the
   // smallest group that the layouts' periods allow, that makes a tile of at

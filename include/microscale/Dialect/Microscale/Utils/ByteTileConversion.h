@@ -163,18 +163,28 @@ inline constexpr int64_t kByteTileMinBytes = 8 * 1024;
 /// Plans with more gather patterns than this are not taken: their pattern
 /// table would no longer stay in the cache.
 inline constexpr int64_t kByteTileMaxPatterns = 1024;
-/// Batches (of the destination's storage) larger than this are not
-/// planned: the check walks every byte of one.
+/// Batches (of either side's storage) larger than this are planned as
+/// blocks of their columns or rows where the layouts allow (see
+/// `planByteTileConversion`), else not at all: the planner holds the
+/// offsets of a whole batch.
 inline constexpr int64_t kByteTileMaxBatchBytes = int64_t(16) << 20;
+/// The size those blocks are cut to at most: the planner walks a block
+/// several times, once per tile shape tried.
+inline constexpr int64_t kByteTileBlockBytes = int64_t(4) << 20;
 
 /// The plan converting the storage of `from` into that of `to` (the same
 /// logical tensor of 8-bit elements) with `threads` threads per tile, or
 /// std::nullopt where no group gives translated tiles within the limits.
-/// `wordGather` false keeps every kind on the byte gather.
+/// `wordGather` false keeps every kind on the byte gather. A batch above
+/// `maxBatchBytes` (at most kByteTileMaxBatchBytes) is planned as equal
+/// blocks of its columns or rows of at most kByteTileBlockBytes that both
+/// layouts store as translations of one another (the fewest such blocks;
+/// the plan's batches are then the blocks), or not at all.
 std::optional<ByteTilePlan>
 planByteTileConversion(const ::microscale::ref::Layout &from,
                        const ::microscale::ref::Layout &to,
-                       int64_t threads = 256, bool wordGather = true);
+                       int64_t threads = 256, bool wordGather = true,
+                       int64_t maxBatchBytes = kByteTileMaxBatchBytes);
 
 /// prmt.b32's byte select (selector nibbles 0-7: the bytes of x, then of
 /// y; the sign-replicate modes are not used).

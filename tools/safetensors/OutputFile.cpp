@@ -5,6 +5,7 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Signals.h"
 
+#include <csignal>
 #include <unistd.h>
 
 using namespace microscale;
@@ -19,6 +20,30 @@ static llvm::Error cannotWrite(llvm::StringRef path, const llvm::Twine &why) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "cannot write '" + path + "': " + why);
 }
+
+namespace {
+/// Holds SIGINT, SIGTERM and SIGHUP back for its lifetime (they are
+/// delivered when it ends): a temporary created under it is registered for
+/// removal before any of them can run the removal, so that no signal lands
+/// between the create and the registration and leaves the file behind.
+class InterruptsHeld {
+public:
+  InterruptsHeld() {
+    sigset_t held;
+    sigemptyset(&held);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &held, &previous);
+  }
+  ~InterruptsHeld() { pthread_sigmask(SIG_SETMASK, &previous, nullptr); }
+  InterruptsHeld(const InterruptsHeld &) = delete;
+  InterruptsHeld &operator=(const InterruptsHeld &) = delete;
+
+private:
+  sigset_t previous;
+};
+} // namespace
 
 static bool isDeviceOrFIFO(fs::file_type type) {
   return type == fs::file_type::character_file ||
@@ -77,6 +102,7 @@ llvm::Expected<OutputFile> OutputFile::open(llvm::StringRef path) {
                         llvm::utohexstr(llvm::sys::Process::GetRandomNumber()))
                            .str();
     int fd;
+    InterruptsHeld held;
     ec = fs::openFileForWrite(name, fd, fs::CD_CreateNew, fs::OF_None);
     if (!ec) {
       llvm::sys::RemoveFileOnSignal(name);

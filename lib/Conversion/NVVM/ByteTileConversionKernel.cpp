@@ -424,7 +424,8 @@ private:
 /// the op's), or nothing.
 std::optional<ByteTilePlan> planFor(ConvertStorageOp op,
                                     const StorageConversion &conversion,
-                                    int64_t threads, bool wordGather) {
+                                    int64_t threads, bool wordGather,
+                                    bool blocksOfLargeBatches) {
   if (!op.getUnitRange().empty())
     return std::nullopt;
   if (conversion.bits != 8)
@@ -432,7 +433,8 @@ std::optional<ByteTilePlan> planFor(ConvertStorageOp op,
   std::unique_ptr<::microscale::ref::Layout> from, to;
   if (!conversion.buildReferences(from, to))
     return std::nullopt;
-  return planByteTileConversion(*from, *to, threads, wordGather);
+  return planByteTileConversion(*from, *to, threads, wordGather,
+                                kByteTileMaxBatchBytes, blocksOfLargeBatches);
 }
 
 /// Where the per-thread code of a block runs: on the device in the thread
@@ -628,7 +630,8 @@ bool mlir::microscale::outlineByteTileConversion(
     return false;
   StorageConversion conversion(op);
   std::optional<ByteTilePlan> plan =
-      planFor(op, conversion, options.threads, options.wordGather);
+      planFor(op, conversion, options.threads, options.wordGather,
+              options.blocksOfLargeBatches);
   if (!plan)
     return false;
   const ByteTileGrid grid = planByteTileGrid(*plan, chip, options);
@@ -690,8 +693,9 @@ bool mlir::microscale::outlineByteTileConversion(
 bool mlir::microscale::emulateByteTileConversionOnHost(
     ConvertStorageOp op, const ByteTileKernelOptions &options,
     int64_t persistentBlocks) {
-  std::optional<ByteTilePlan> plan = planFor(
-      op, StorageConversion(op), options.threads, options.wordGather);
+  std::optional<ByteTilePlan> plan =
+      planFor(op, StorageConversion(op), options.threads, options.wordGather,
+              options.blocksOfLargeBatches);
   if (!plan)
     return false;
   ByteTileGrid grid = blockPerTileGrid(*plan);

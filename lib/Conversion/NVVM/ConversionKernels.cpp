@@ -189,11 +189,20 @@ struct OutlineConversionsPass
       byteTile.buffers = tiling->buffers;
       byteTile.smCount = smCount;
       byteTile.hoistTables = tiling->hoistTables;
+      // Batches above the byte tile plan's limit go to the staged kernel
+      // first, and only where it fails to the byte tile kernel's blocks:
+      // on Llama-3.1-405B's scales the staged kernel is the faster of the
+      // two on the pairs it takes (docs/performance.md).
+      byteTile.blocksOfLargeBatches = false;
       if (tiling->staged && tiling->byteTiles &&
           outlineByteTileConversion(op, kernels, index, *target, byteTile))
         continue;
       if (tiling->staged &&
           outlineTiledConversion(op, kernels, index, tiling->tilesPerBlock))
+        continue;
+      byteTile.blocksOfLargeBatches = true;
+      if (tiling->staged && tiling->byteTiles &&
+          outlineByteTileConversion(op, kernels, index, *target, byteTile))
         continue;
       if (failed(outline(op, kernels, tiling->blockSize,
                          tiling->unitsPerThread,

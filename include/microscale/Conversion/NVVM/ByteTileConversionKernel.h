@@ -47,6 +47,10 @@ struct ByteTileKernelOptions {
   /// Read a persistent block's gather tables once, before its first tile
   /// (registers), rather than for each tile (cached loads).
   bool hoistTables = true;
+  /// Plan batches above kByteTileMaxBatchBytes as blocks of columns or rows
+  /// (planByteTileConversion). The outline pass tries this after the
+  /// staged kernel, which is faster on the pairs it takes at that size.
+  bool blocksOfLargeBatches = true;
 };
 
 /// How the kernel's blocks share a plan's tiles.

@@ -61,7 +61,8 @@ struct BatchImages {
     return bits[0] / 8;
   }
 
-  bool build(const Layout &from, const Layout &to, int64_t maxBatchBytes) {
+  bool build(const Layout &from, const Layout &to, int64_t maxBatchBytes,
+             bool cutIntoBlocks) {
     const std::vector<int64_t> &shape = from.getLogicalShape();
     if (shape.size() < 2 || shape != to.getLogicalShape() ||
         from.getElementBits() != 8 || to.getElementBits() != 8)
@@ -92,6 +93,8 @@ struct BatchImages {
     };
     if (tryBlocks(1, 1))
       return true;
+    if (!cutIntoBlocks)
+      return false;
     // Too large (or not batches of translations at all): blocks small
     // enough to plan quickly, the fewest that are translations.
     if (from.getStorageBytes() / logicalBatches <= maxBatchBytes &&
@@ -615,9 +618,10 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
 std::optional<ByteTilePlan>
 mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
                                          int64_t threads, bool wordGather,
-                                         int64_t maxBatchBytes) {
+                                         int64_t maxBatchBytes,
+                                         bool blocksOfLargeBatches) {
   BatchImages images;
-  if (!images.build(from, to, maxBatchBytes))
+  if (!images.build(from, to, maxBatchBytes, blocksOfLargeBatches))
     return std::nullopt;
   // The tile: along the long dim, or the other where that fails, the
   // smallest group that the layouts' periods allow, that makes a tile of at

@@ -179,12 +179,14 @@ inline constexpr int64_t kByteTileBlockBytes = int64_t(4) << 20;
 /// `maxBatchBytes` (at most kByteTileMaxBatchBytes) is planned as equal
 /// blocks of its columns or rows of at most kByteTileBlockBytes that both
 /// layouts store as translations of one another (the fewest such blocks;
-/// the plan's batches are then the blocks), or not at all.
+/// the plan's batches are then the blocks), or, where
+/// `blocksOfLargeBatches` is false or no such blocks exist, not at all.
 std::optional<ByteTilePlan>
 planByteTileConversion(const ::microscale::ref::Layout &from,
                        const ::microscale::ref::Layout &to,
                        int64_t threads = 256, bool wordGather = true,
-                       int64_t maxBatchBytes = kByteTileMaxBatchBytes);
+                       int64_t maxBatchBytes = kByteTileMaxBatchBytes,
+                       bool blocksOfLargeBatches = true);
 
 /// prmt.b32's byte select (selector nibbles 0-7: the bytes of x, then of
 /// y; the sign-replicate modes are not used).

@@ -55,6 +55,28 @@ const NamedLayout kScaleLayouts[] = {
 // 7168: 224 rows; N = 2048, and N = 600 for edge tiles and Hopper's padding
 // columns), K = 5120 by N = 3072, where the tiles cut K into spans, and
 // 896 rows (K = 28672), whose transposes need 32 columns a tile.
+/// Runs `plan` on random codes over a poisoned destination and expects
+/// the reference's bytes, padding included.
+void expectPlanExact(const ByteTilePlan &plan, const ref::Layout &from,
+                     const ref::Layout &to, std::mt19937 &rng,
+                     const std::string &what) {
+  std::vector<uint8_t> codes(from.getNumElements());
+  for (uint8_t &c : codes)
+    c = static_cast<uint8_t>(rng());
+  std::vector<uint8_t> source(from.getStorageBytes());
+  from.store(codes.data(), source.data());
+  std::vector<uint8_t> expected(to.getStorageBytes());
+  to.store(codes.data(), expected.data());
+  std::vector<uint8_t> actual(to.getStorageBytes(), 0xA5);
+  runByteTilePlan(plan, source.data(), actual.data());
+  size_t first = actual.size();
+  for (size_t i = 0; i < actual.size() && first == actual.size(); ++i)
+    if (actual[i] != expected[i])
+      first = i;
+  EXPECT_EQ(first, actual.size())
+      << what << ": first mismatch at byte " << first;
+}
+
 /// The share of the 32-byte sectors that `width`-byte chunks at `offsets`
 /// (a tile's, relative to its base) touch that they cover whole.
 double wholeSectorShare(const std::vector<int32_t> &offsets, int64_t width) {
@@ -114,21 +136,7 @@ TEST(ByteTilePlan, RealScaleShapesEveryPair) {
           continue;
         }
         ++planned;
-        std::vector<uint8_t> codes(from->getNumElements());
-        for (uint8_t &c : codes)
-          c = static_cast<uint8_t>(rng());
-        std::vector<uint8_t> source(from->getStorageBytes());
-        from->store(codes.data(), source.data());
-        std::vector<uint8_t> expected(to->getStorageBytes());
-        to->store(codes.data(), expected.data());
-        std::vector<uint8_t> actual(to->getStorageBytes(), 0xA5);
-        runByteTilePlan(*plan, source.data(), actual.data());
-        size_t first = actual.size();
-        for (size_t i = 0; i < actual.size() && first == actual.size(); ++i)
-          if (actual[i] != expected[i])
-            first = i;
-        EXPECT_EQ(first, actual.size()) << what << ": first mismatch at byte "
-                                         << first;
+        expectPlanExact(*plan, *from, *to, rng, what);
         // The tiles take whole 16-byte chunks on both sides where the rows
         // allow (200 x 7 bytes on a strided side: 8), and the shared layout spreads the
         // gather's byte reads over the banks.
@@ -237,16 +245,7 @@ TEST(ByteTilePlan, BlocksOfLargeBatches) {
       EXPECT_EQ(plan->batches % 2, 0) << what;
       EXPECT_LE(plan->destBatchStride, 64 * 1024) << what;
       EXPECT_LE(plan->sourceBatchStride, 64 * 1024) << what;
-      std::vector<uint8_t> codes(from->getNumElements());
-      for (uint8_t &c : codes)
-        c = static_cast<uint8_t>(rng());
-      std::vector<uint8_t> source(from->getStorageBytes());
-      from->store(codes.data(), source.data());
-      std::vector<uint8_t> expected(to->getStorageBytes());
-      to->store(codes.data(), expected.data());
-      std::vector<uint8_t> actual(to->getStorageBytes(), 0xA5);
-      runByteTilePlan(*plan, source.data(), actual.data());
-      EXPECT_TRUE(actual == expected) << what;
+      expectPlanExact(*plan, *from, *to, rng, what);
     }
   // Hopper's and Blackwell's scales keep 256- and 128-column blocks apart,
   // as does the K-contiguous form; the N-contiguous form keeps rows

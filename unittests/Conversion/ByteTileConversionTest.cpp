@@ -80,12 +80,14 @@ void expectPlanExact(const ByteTilePlan &plan, const ref::Layout &from,
 /// The share of the 32-byte sectors that `width`-byte chunks at `offsets`
 /// (a tile's, relative to its base) touch that they cover whole.
 double wholeSectorShare(const std::vector<int32_t> &offsets, int64_t width) {
+  // A transposed copy-in's groups read some chunks twice (their fillers).
+  const std::set<int32_t> distinct(offsets.begin(), offsets.end());
   std::set<int64_t> touched;
-  for (int32_t offset : offsets)
+  for (int32_t offset : distinct)
     for (int64_t byte = offset; byte < offset + width; ++byte)
       touched.insert(byte / 32);
   return touched.empty() ? 1.0
-                         : double(offsets.size() * width) /
+                         : double(distinct.size() * width) /
                                double(32 * touched.size());
 }
 
@@ -215,6 +217,81 @@ TEST(ByteTilePlan, RealScaleShapesEveryPair) {
   }
   std::printf("%d of %d pairs planned; full tiles use at most %lld gather patterns\n",
               planned, pairs, static_cast<long long>(maxPatterns));
+}
+
+// The transposed copy-in (byte-tile-transposed-copies): the chunks in
+// groups of four rows, each group stored as 4 x 4 byte transposes, where
+// that gives the gather word reads instead of byte reads. The transposes
+// between the strided forms read each destination byte from a word of its
+// own as loaded; from the groups they read two words per destination word
+// on 90 rows (22.5 groups, the last one filled up), four per chunk where
+// the rows come in fours on both sides. Every plan is exact, whole
+// sectors are kept, and a pair whose gather reads words as loaded is left
+// as it is.
+TEST(ByteTilePlan, TransposedCopies) {
+  std::mt19937 rng(91);
+  struct Case {
+    std::vector<int64_t> shape;
+    const char *from, *to;
+    bool transposed;
+    ByteTileGather gather;
+  };
+  const Case cases[] = {
+      {{3, 90, 5760}, "strided(-1)", "strided(-2)", true,
+       ByteTileGather::wordPairs},
+      {{3, 90, 2880}, "strided(-1)", "strided(-2)", true,
+       ByteTileGather::wordPairs},
+      {{4, 24, 2048}, "strided(-1)", "strided(-2)", true,
+       ByteTileGather::wordQuads},
+      {{4, 24, 2048}, "strided(-2)", "strided(-1)", true,
+       ByteTileGather::wordQuads},
+      {{1, 896, 512}, "strided(-2)", "strided(-1)", true,
+       ByteTileGather::wordQuads},
+      {{2, 224, 600}, "strided(-2)", "strided(-1)", true,
+       ByteTileGather::wordQuads},
+      {{3, 90, 5760}, "strided(-1)", "blackwell_scale", true,
+       ByteTileGather::wordQuads},
+      // Words as loaded already: no transposed copy-in.
+      {{3, 90, 5760}, "strided(-1)", "hopper_scale(-2, 8)", false,
+       ByteTileGather::wordQuads},
+      {{3, 90, 5760}, "blackwell_scale", "strided(-2)", false,
+       ByteTileGather::wordPairs},
+  };
+  auto layout = [](const char *name) {
+    for (const NamedLayout &l : kScaleLayouts)
+      if (std::string(l.name) == name)
+        return &l;
+    return static_cast<const NamedLayout *>(nullptr);
+  };
+  for (const Case &c : cases) {
+    const NamedLayout *a = layout(c.from), *b = layout(c.to);
+    ASSERT_TRUE(a && b) << c.from << " -> " << c.to;
+    auto from = a->make(c.shape), to = b->make(c.shape);
+    const std::string what = std::string(c.from) + " -> " + c.to + " on [" +
+                             std::to_string(c.shape[0]) + ", " +
+                             std::to_string(c.shape[1]) + ", " +
+                             std::to_string(c.shape[2]) + "]";
+    std::optional<ByteTilePlan> plan = planByteTileConversion(
+        *from, *to, 256, /*wordGather=*/true, kByteTileMaxBatchBytes,
+        /*blocksOfLargeBatches=*/true, /*transposedCopies=*/true);
+    ASSERT_TRUE(plan) << what;
+    EXPECT_EQ(plan->transposedQuads, c.transposed) << what;
+    EXPECT_EQ(plan->kinds[0].gather, c.gather) << what;
+    if (plan->transposedQuads)
+      for (const ByteTilePlan::Kind &kind : plan->kinds)
+        EXPECT_EQ(kind.sourceChunks.size() % 4, 0u) << what;
+    EXPECT_GE(std::min(wholeSectorShare(plan->kinds[0].sourceChunks,
+                                        plan->loadBytes),
+                       wholeSectorShare(plan->kinds[0].destChunks,
+                                        plan->storeBytes)),
+              1.0 - 1e-9)
+        << what;
+    expectPlanExact(*plan, *from, *to, rng, what);
+    // Off (the default), the same pair keeps its chunks as loaded.
+    std::optional<ByteTilePlan> plain = planByteTileConversion(*from, *to);
+    ASSERT_TRUE(plain) << what;
+    EXPECT_FALSE(plain->transposedQuads) << what;
+  }
 }
 
 // Tiles are translations of one another or there is no plan: a layout

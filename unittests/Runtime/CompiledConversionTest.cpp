@@ -803,6 +803,7 @@ struct ByteTileOnHost {
   /// The emulated grid: persistent blocks and shared buffers per block.
   /// By default one block per tile, as the compiler chooses.
   int64_t persistentBlocks = std::numeric_limits<int64_t>::max(), buffers = 2;
+  bool transposedCopies = false;
   unsigned planned = 0, total = 0;
   std::string notPlanned;
 
@@ -820,6 +821,7 @@ struct ByteTileOnHost {
       ByteTileKernelOptions options;
       options.threads = threads;
       options.wordGather = wordGather;
+      options.transposedCopies = transposedCopies;
       options.buffers = buffers;
       emulated = emulateByteTileConversionOnHost(whole, options,
                                                  persistentBlocks);
@@ -891,6 +893,32 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostByteGather) {
                    type({2, 2880, 320}, "mxfp4", 1, "#microscale.strided", b),
                    StoragePart::scales, seed++);
   EXPECT_EQ(host.planned, host.total) << host.notPlanned;
+}
+
+// The transposed copy-in (byte-tile-transposed-copies): the strided
+// transposes and the N-contiguous form to and from the Blackwell atom, on
+// 90 scale rows (groups filled up at the end of each column's chain, an
+// edge tile per batch), 24 and 224, one block per tile and persistent
+// blocks with two buffers.
+TEST_F(Fixture, ByteTileGPUKernelOnHostTransposedCopies) {
+  for (int64_t persistent : {std::numeric_limits<int64_t>::max(), int64_t(5)}) {
+    ByteTileOnHost host(*this);
+    host.transposedCopies = true;
+    host.persistentBlocks = persistent;
+    unsigned seed = 2500;
+    const std::pair<const char *, const char *> pairs[] = {
+        {"#microscale.strided", "#microscale.strided<major_dim = -2>"},
+        {"#microscale.strided<major_dim = -2>", "#microscale.strided"},
+        {"#microscale.strided", "#microscale.blackwell_scale"},
+        {"#microscale.blackwell_scale", "#microscale.strided"}};
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{2, 2880, 320},
+                                       {3, 768, 2048}, {2, 7168, 600}})
+      for (auto [a, b] : pairs)
+        host.check(type(shape, "mxfp4", 1, "#microscale.strided", a),
+                   type(shape, "mxfp4", 1, "#microscale.strided", b),
+                   StoragePart::scales, seed++);
+    EXPECT_EQ(host.planned, host.total) << host.notPlanned;
+  }
 }
 
 // The persistent grid (byte-tile-blocks-per-sm) with one and two shared

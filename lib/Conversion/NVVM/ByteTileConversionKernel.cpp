@@ -142,8 +142,15 @@ public:
   /// load of the thread first, then the narrower stores: the chunk as
   /// `width / piece` integers, each stored as its bytes. (cp.async of 4
   /// bytes took four copies per chunk and was slower than the loads.)
+  ///
+  /// `afterLoads`, where given, is emitted between the register loads and
+  /// their stores (not with cp.async, which stores nothing itself): reads
+  /// put there wait for nothing the loads bring.
   void copyIn(int kind, Value source, Value shared, Value buffer, Value base,
-              Value thread) {
+              Value thread, function_ref<void()> afterLoads = nullptr) {
+    if (plan.transposedQuads)
+      return copyInTransposed(kind, source, shared, buffer, base, thread,
+                              afterLoads);
     Type i8 = b.getI8Type();
     const int64_t chunks = plan.kinds[kind].sourceChunks.size();
     const int64_t width = plan.loadBytes, piece = plan.sharedStoreBytes;
@@ -183,6 +190,8 @@ public:
            positionOf(i), i});
       valid.push_back(inRange);
     }
+    if (afterLoads && !async)
+      afterLoads();
     const int64_t count = width / piece;
     for (auto [loadTuple, inRangeValue] : llvm::zip(loads, valid)) {
       const auto &load = loadTuple;
@@ -234,9 +243,88 @@ public:
     }
   }
 
+  /// copyIn where the plan transposes the chunks in groups of four
+  /// (ByteTilePlan::transposedQuads): thread g's groups g, g + threads,
+  /// ..., each loaded as its four chunks (every load of the thread first),
+  /// then each 4-byte column of the four a 4 x 4 byte transpose (eight
+  /// permutes), stored as `sharedStoreBytes` pieces in order: the planner
+  /// chose the padding for these stores' banks too.
+  void copyInTransposed(int kind, Value source, Value shared, Value buffer,
+                        Value base, Value thread,
+                        function_ref<void()> afterLoads) {
+    Type i32 = b.getI32Type();
+    const int64_t groups = plan.kinds[kind].sourceChunks.size() / 4;
+    const int64_t piece = plan.sharedStoreBytes;
+    SmallVector<std::array<Value, 4>> loaded;
+    SmallVector<Value> indices, valid;
+    for (int64_t step = 0; step * plan.threads < groups; ++step) {
+      auto [group, inRange] = chunkOf(thread, step, groups);
+      // Past the end, group 0 is read again (in bounds) and not stored.
+      Value read = inRange ? e.select(inRange, group, e.index(0)) : group;
+      std::array<Value, 4> chunks;
+      for (int64_t r = 0; r < 4; ++r) {
+        Value at = e.add(base, readTable(values.sourceChunks,
+                                         e.add(e.add(e.mul(read, 4), r),
+                                               tables.sourceStart[kind])));
+        chunks[r] = vector::BitCastOp::create(
+            b, loc, VectorType::get({4}, i32),
+            vector::LoadOp::create(b, loc,
+                                   VectorType::get({16}, b.getI8Type()),
+                                   source, ValueRange{at}, false,
+                                   llvm::MaybeAlign(16)));
+      }
+      loaded.push_back(chunks);
+      indices.push_back(group);
+      valid.push_back(inRange);
+    }
+    if (afterLoads)
+      afterLoads();
+    for (auto [chunksValue, groupValue, inRangeValue] :
+         llvm::zip(loaded, indices, valid)) {
+      // Lambdas may not capture structured bindings before C++20.
+      const std::array<Value, 4> &chunks = chunksValue;
+      Value group = groupValue;
+      guarded(inRangeValue, [&] {
+        // Word k of the group: byte k of each of the four chunks.
+        SmallVector<Value, 16> words;
+        for (int64_t w = 0; w < 4; ++w) {
+          Value a[4];
+          for (int64_t r = 0; r < 4; ++r)
+            a[r] = vector::ExtractOp::create(b, loc, chunks[r], w);
+          auto prmt = [&](Value x, Value y, uint32_t selector) {
+            return permute(x, y, e.i32(selector));
+          };
+          Value low01 = prmt(a[0], a[1], 0x5140), high01 = prmt(a[0], a[1], 0x7362);
+          Value low23 = prmt(a[2], a[3], 0x5140), high23 = prmt(a[2], a[3], 0x7362);
+          words.push_back(prmt(low01, low23, 0x5410));
+          words.push_back(prmt(low01, low23, 0x7632));
+          words.push_back(prmt(high01, high23, 0x5410));
+          words.push_back(prmt(high01, high23, 0x7632));
+        }
+        Value loadedByte = e.mul(group, 64);
+        Value position = e.add(
+            buffer, e.add(loadedByte, e.mul(e.div(loadedByte, plan.sharedPeriod),
+                                            plan.sharedPad)));
+        const int64_t perPiece = piece / 4;
+        for (int64_t k = 0; k < 64 / piece; ++k) {
+          Value bytes = vector::BitCastOp::create(
+              b, loc, VectorType::get({piece}, b.getI8Type()),
+              vector::FromElementsOp::create(
+                  b, loc, VectorType::get({perPiece}, i32),
+                  ArrayRef(words).slice(k * perPiece, perPiece)));
+          vector::StoreOp::create(b, loc, bytes, shared,
+                                  ValueRange{e.add(position, k * piece)},
+                                  false, llvm::MaybeAlign(piece));
+        }
+      });
+    }
+  }
+
   /// Whether copyIn copies by cp.async (and the caller must commit and
   /// wait for its groups).
-  bool copiesAsync() const { return !onHost && plan.sharedStoreBytes == 16; }
+  bool copiesAsync() const {
+    return !onHost && plan.sharedStoreBytes == 16 && !plan.transposedQuads;
+  }
 
   /// The gather tables of `kind` for thread `thread`: the same for every
   /// tile of the kind, so a block that converts several tiles reads them
@@ -424,8 +512,7 @@ private:
 /// the op's), or nothing.
 std::optional<ByteTilePlan> planFor(ConvertStorageOp op,
                                     const StorageConversion &conversion,
-                                    int64_t threads, bool wordGather,
-                                    bool blocksOfLargeBatches) {
+                                    const ByteTileKernelOptions &options) {
   if (!op.getUnitRange().empty())
     return std::nullopt;
   if (conversion.bits != 8)
@@ -433,8 +520,10 @@ std::optional<ByteTilePlan> planFor(ConvertStorageOp op,
   std::unique_ptr<::microscale::ref::Layout> from, to;
   if (!conversion.buildReferences(from, to))
     return std::nullopt;
-  return planByteTileConversion(*from, *to, threads, wordGather,
-                                kByteTileMaxBatchBytes, blocksOfLargeBatches);
+  return planByteTileConversion(*from, *to, options.threads, options.wordGather,
+                                kByteTileMaxBatchBytes,
+                                options.blocksOfLargeBatches,
+                                options.transposedCopies);
 }
 
 /// Where the per-thread code of a block runs: on the device in the thread
@@ -476,11 +565,19 @@ void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
     GatherTables early;
     threads.phase([&](Value thread) {
       emitter.writeZeroByte(shared, bufferAt(0), thread);
+      // Copies into registers store what they load: the tables are read
+      // between the loads and the stores, not after both.
+      bool tablesRead = false;
+      auto readTables = [&] {
+        if (threads.onDevice)
+          early = emitter.loadGatherTables(kind, thread);
+        tablesRead = true;
+      };
       emitter.copyIn(kind, source, shared, bufferAt(0),
-                     emitter.sourceBase(outer, group), thread);
+                     emitter.sourceBase(outer, group), thread, readTables);
       commit();
-      if (threads.onDevice)
-        early = emitter.loadGatherTables(kind, thread);
+      if (!tablesRead)
+        readTables();
       waitFor(0);
     });
     threads.barrier();
@@ -630,8 +727,7 @@ bool mlir::microscale::outlineByteTileConversion(
     return false;
   StorageConversion conversion(op);
   std::optional<ByteTilePlan> plan =
-      planFor(op, conversion, options.threads, options.wordGather,
-              options.blocksOfLargeBatches);
+      planFor(op, conversion, options);
   if (!plan)
     return false;
   const ByteTileGrid grid = planByteTileGrid(*plan, chip, options);
@@ -694,8 +790,7 @@ bool mlir::microscale::emulateByteTileConversionOnHost(
     ConvertStorageOp op, const ByteTileKernelOptions &options,
     int64_t persistentBlocks) {
   std::optional<ByteTilePlan> plan =
-      planFor(op, StorageConversion(op), options.threads, options.wordGather,
-              options.blocksOfLargeBatches);
+      planFor(op, StorageConversion(op), options);
   if (!plan)
     return false;
   ByteTileGrid grid = blockPerTileGrid(*plan);

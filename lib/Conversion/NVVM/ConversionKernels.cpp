@@ -185,6 +185,7 @@ struct OutlineConversionsPass
       ByteTileKernelOptions byteTile;
       byteTile.threads = tiling->blockSize;
       byteTile.wordGather = tiling->wordGather;
+      byteTile.transposedCopies = tiling->transposedCopies;
       byteTile.blocksPerSM = tiling->residentBlocks;
       byteTile.buffers = tiling->buffers;
       byteTile.smCount = smCount;

@@ -114,6 +114,7 @@ FailureOr<ConversionTiling> mlir::microscale::getConversionTiling(Operation *op)
   reader.boolean("staged", tiling.staged);
   reader.boolean("byte_tiles", tiling.byteTiles);
   reader.boolean("word_gather", tiling.wordGather);
+  reader.boolean("transposed_copies", tiling.transposedCopies);
   reader.integer("resident_blocks", tiling.residentBlocks);
   reader.integer("buffers", tiling.buffers);
   reader.boolean("hoist_tables", tiling.hoistTables);
@@ -225,6 +226,7 @@ struct SetTilingPass
         boolean("staged", stageConversions);
         boolean("byte_tiles", byteTileConversions);
         boolean("word_gather", byteTileWordGather);
+        boolean("transposed_copies", byteTileTransposedCopies);
         integer("resident_blocks", byteTileBlocksPerSM);
         integer("buffers", byteTileBuffers);
         boolean("hoist_tables", byteTileHoistTables);

@@ -2,6 +2,7 @@
 // RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{byte-tile-conversions=false},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=OFF
 // RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{block-size=128},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=T128
 // RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{byte-tile-word-gather=false},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=BYTES
+// RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{byte-tile-transposed-copies=true},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=QUADS
 // The persistent grid: 2 blocks per SM on a GPU of one SM.
 // RUN: mx-opt %s --split-input-file --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{byte-tile-blocks-per-sm=2},microscale-nvvm-outline-kernels{sm-count=1})" | FileCheck %s --check-prefix=PERSIST
 // The lowered conversions allocate nothing: shared memory is the only
@@ -18,7 +19,8 @@
 // padded against bank conflicts (4-byte stores, each lane starting at a
 // different piece of its chunk); phase 2: per destination
 // chunk one table entry (offset, gather base | pattern) and the pattern
-// (slot offsets and permute selectors), read before the barrier; then its
+// (slot offsets and permute selectors), read between the source loads and
+// their stores into shared memory (so that the two wait together); then its
 // 16 bytes, which lie in 4 shared
 // words (a 4 x 4 byte transpose): 4 word reads and 3 permutes per
 // destination word (16 byte reads with byte-tile-word-gather=false), one
@@ -38,10 +40,11 @@
 // The full tile, then the edge one.
 // CHECK: scf.if
 // CHECK: vector.load %arg0[%{{.*}}] {alignment = 16 : i64} : memref<57600xi8>, vector<16xi8>
-// CHECK: vector.store %{{.*}}, %[[S]][%{{.*}}] {alignment = 4 : i64}
-// CHECK-NOT: cp.async
+// CHECK-NOT: vector.store
 // CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<{{[0-9]+}}xi32>, vector<2xi32>
 // CHECK: vector.load %{{.*}} {alignment = 32 : i64} : memref<{{[0-9]+}}xi16>, vector<16xi16>
+// CHECK: vector.store %{{.*}}, %[[S]][%{{.*}}] {alignment = 4 : i64}
+// CHECK-NOT: cp.async
 // CHECK: gpu.barrier
 // CHECK-COUNT-4: vector.load %[[S]][%{{.*}}] {alignment = 4 : i64} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>, vector<4xi8>
 // CHECK-NOT: memref.load %[[S]]
@@ -86,6 +89,20 @@ func.func @to_hopper_scale(%src: memref<57600xi8>, %dst: memref<92160xi8>) {
 // tile full.
 !k = !microscale.qtensor<3x768x2048, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -2>>
 !n = !microscale.qtensor<3x768x2048, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -1>>
+// With byte-tile-transposed-copies, the copy-in loads each group of four
+// rows' 16-byte chunks (four loads), transposes every 4-byte column of the
+// four (eight permutes each, 32 in all) and stores the group as 64
+// bytes: the gather then takes 4 word reads per chunk, not 16 byte reads.
+// QUADS-LABEL: func.func @transpose
+// QUADS: gpu.func @convert_storage_0(
+// QUADS-COUNT-4: vector.load %arg0[%{{.*}}] {alignment = 16 : i64} : memref<{{[0-9]+}}xi8>, vector<16xi8>
+// QUADS-NOT: cp.async
+// QUADS-COUNT-32: llvm.inline_asm asm_dialect = att "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r"
+// QUADS: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = {{4|8|16}} : i64}
+// QUADS: gpu.barrier
+// QUADS-COUNT-4: vector.load %{{.*}} {alignment = 4 : i64} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>, vector<4xi8>
+// QUADS-COUNT-12: llvm.inline_asm asm_dialect = att "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r"
+// QUADS: gpu.return
 // CHECK-LABEL: func.func @transpose
 // CHECK: gpu.launch_func @microscale_kernels::@convert_storage_0 blocks in (%c12, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK: gpu.func @convert_storage_0(

@@ -35,6 +35,11 @@ struct ByteTileKernelOptions {
   /// Word reads and byte permutes where a destination chunk's bytes lie in
   /// a few shared words (ByteTileGather); false: byte reads.
   bool wordGather = true;
+  /// The copy-in may transpose the source chunks in groups of four rows
+  /// where that turns the gather's byte reads into word reads
+  /// (ByteTilePlan::transposedQuads). Off by default: measured slower on
+  /// the H100 than the byte reads it replaces (docs/performance.md).
+  bool transposedCopies = false;
   /// Persistent blocks per SM, bounded by what an SM holds (0: one block
   /// per tile, no persistent grid).
   int64_t blocksPerSM = 0;

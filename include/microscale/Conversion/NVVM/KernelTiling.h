@@ -39,6 +39,9 @@ struct ConversionTiling {
   /// Byte tile kernel: word reads and byte permutes where a destination
   /// chunk's bytes lie in a few shared words (ByteTileGather).
   bool wordGather = true;
+  /// Byte tile kernel: the copy-in may transpose the source chunks in
+  /// groups of four rows (ByteTilePlan::transposedQuads).
+  bool transposedCopies = false;
   /// Byte tile kernel: persistent blocks per SM (0: one block per tile),
   /// shared buffers per block (0: chosen) and whether the gather tables
   /// are read once per block (ByteTileKernelOptions).

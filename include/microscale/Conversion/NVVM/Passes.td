@@ -235,6 +235,13 @@ def MicroscaleNVVMSetTiling
            "a few shared words from word reads and byte permutes "
            "(prmt.b32) instead of one read per byte (false: byte reads "
            "everywhere)">,
+    Option<"byteTileTransposedCopies", "byte-tile-transposed-copies", "bool",
+           /*default=*/"false",
+           "Byte tile kernel: where the gather would read bytes, let the "
+           "copy into shared memory transpose the source chunks in groups "
+           "of four rows (4 x 4 byte transposes) so that it reads words; "
+           "off by default: measured slower than the byte reads it saves "
+           "(docs/performance.md)">,
     Option<"byteTileBlocksPerSM", "byte-tile-blocks-per-sm", "int64_t",
            /*default=*/"0",
            "Byte tile kernel: a persistent grid of this many blocks per SM "

@@ -270,6 +270,82 @@ double conflictDegree(const ByteTilePlan &plan, const KindGather &gather) {
   return reads ? double(total) / reads : 1.0;
 }
 
+/// The chunks of one kind (`chunks`, sorted) in the copy-in's groups of
+/// four along `pitch` (ByteTilePlan::transposedQuads): each chain c, c +
+/// pitch, ... of them cut into fours, its last group filled up with that
+/// group's first chunk. `positionOf[i]`: where chunk i went.
+std::vector<int64_t> quadOrder(const std::vector<int64_t> &chunks,
+                               int64_t pitch,
+                               std::vector<int64_t> &positionOf) {
+  auto indexOf = [&](int64_t offset) -> int64_t {
+    auto it = std::lower_bound(chunks.begin(), chunks.end(), offset);
+    return it != chunks.end() && *it == offset ? it - chunks.begin() : -1;
+  };
+  std::vector<int64_t> order;
+  positionOf.assign(chunks.size(), -1);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (indexOf(chunks[i] - pitch) >= 0)
+      continue;
+    for (int64_t at = i; at >= 0; at = indexOf(chunks[at] + pitch)) {
+      positionOf[at] = order.size();
+      order.push_back(chunks[at]);
+    }
+    while (order.size() % 4)
+      order.push_back(order[order.size() / 4 * 4]);
+  }
+  return order;
+}
+
+/// `loadedOf` (a kind's loaded byte per destination byte, chunks in order)
+/// for the same chunks in groups of four transposed: chunk i moved to
+/// `positionOf[i]`.
+std::vector<int64_t> quadLoadedOf(const std::vector<int64_t> &loadedOf,
+                                  const std::vector<int64_t> &positionOf) {
+  std::vector<int64_t> result;
+  result.reserve(loadedOf.size());
+  for (int64_t loaded : loadedOf) {
+    if (loaded < 0) {
+      result.push_back(-1);
+      continue;
+    }
+    const int64_t p = positionOf[loaded / 16];
+    result.push_back(p / 4 * 64 + 4 * (loaded % 16) + p % 4);
+  }
+  return result;
+}
+
+/// The warp-wide shared-store wavefronts of a copy-in that transposes
+/// `groups` groups of four chunks (ByteTilePlan::transposedQuads), thread
+/// g storing group g's 64 bytes as pieces of `piece` bytes in order: per
+/// store, the lanes of one phase (128 bytes) serialise on a bank as many
+/// times as they address distinct words there.
+int64_t quadStoreWavefronts(const ByteTilePlan &plan, int64_t groups,
+                            int64_t piece) {
+  const int64_t lanesPerPhase = 128 / piece;
+  int64_t total = 0;
+  std::array<llvm::SmallVector<int64_t, 4>, 32> words;
+  for (int64_t first = 0; first < groups; first += 32)
+    for (int64_t k = 0; k < 64 / piece; ++k)
+      for (int64_t phase = first; phase < std::min(first + 32, groups);
+           phase += lanesPerPhase) {
+        for (auto &list : words)
+          list.clear();
+        size_t degree = 0;
+        for (int64_t g = phase;
+             g < std::min({phase + lanesPerPhase, first + 32, groups}); ++g) {
+          const int64_t at = plan.sharedPosition(64 * g + k * piece) / 4;
+          for (int64_t word = at; word < at + piece / 4; ++word) {
+            auto &list = words[word % 32];
+            if (!llvm::is_contained(list, word))
+              list.push_back(word);
+            degree = std::max(degree, list.size());
+          }
+        }
+        total += degree;
+      }
+  return total;
+}
+
 /// The plan with tiles of `group` indices along `groupedAxis` by `span`
 /// indices of the other dim (a divisor of its extent), or std::nullopt
 /// where the tiles are not translations of one another or their accesses
@@ -278,6 +354,7 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
                                       int groupedAxis, int64_t group,
                                       int64_t span, int64_t sourceBytes,
                                       int64_t threads, bool wordGather,
+                                      bool transposedCopies,
                                       int64_t minWidth = 1) {
   const int64_t rows = images.rows, cols = images.cols;
   const int64_t along = groupedAxis == 1 ? cols : rows;
@@ -518,6 +595,43 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
         chooseGather(loadedOfKind[k], plan.storeBytes, wordGather));
     plan.kinds[k].gather = gathers.back().mode;
   }
+  // Where the full tile's gather reads bytes, the copy-in may transpose the
+  // chunks in groups of four rows (ByteTilePlan::transposedQuads): tried
+  // along every distance from the first chunk to one of the next 64, and
+  // taken along the one whose gather reads the fewest words per chunk, if
+  // fewer than the bytes.
+  if (wordGather && transposedCopies && plan.loadBytes == 16 &&
+      gathers[0].mode == ByteTileGather::bytes) {
+    auto chunksOf = [&](size_t k) {
+      const std::vector<int32_t> &list = plan.kinds[k].sourceChunks;
+      return std::vector<int64_t>(list.begin(), list.end());
+    };
+    const std::vector<int64_t> first = chunksOf(0);
+    std::optional<std::pair<int64_t, int64_t>> best; // (reads, pitch)
+    for (size_t i = 1; i < first.size() && i <= 64; ++i) {
+      const int64_t pitch = first[i] - first[0];
+      std::vector<int64_t> positionOf;
+      quadOrder(first, pitch, positionOf);
+      const KindGather g = chooseGather(
+          quadLoadedOf(loadedOfKind[0], positionOf), plan.storeBytes, true);
+      if (g.readsPerChunk < (best ? best->first : gathers[0].readsPerChunk))
+        best = std::make_pair(g.readsPerChunk, pitch);
+    }
+    if (best) {
+      plan.transposedQuads = true;
+      maxLoaded = 0;
+      for (size_t k = 0; k < plan.kinds.size(); ++k) {
+        std::vector<int64_t> positionOf;
+        std::vector<int64_t> order =
+            quadOrder(chunksOf(k), best->second, positionOf);
+        plan.kinds[k].sourceChunks.assign(order.begin(), order.end());
+        loadedOfKind[k] = quadLoadedOf(loadedOfKind[k], positionOf);
+        gathers[k] = chooseGather(loadedOfKind[k], plan.storeBytes, true);
+        plan.kinds[k].gather = gathers[k].mode;
+        maxLoaded = std::max<int64_t>(maxLoaded, order.size() * 16);
+      }
+    }
+  }
 
   // The shared layout: the padding that spreads the gather's reads best.
   struct Choice {
@@ -525,16 +639,43 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
     double degree;
   };
   std::optional<Choice> best;
+  // With the transposed copy-in, whose stores the padding spreads too, the
+  // layout is chosen by the wavefronts of both (warp-wide gather reads
+  // times their conflict degree, plus the stores').
+  const int64_t gatherReads =
+      (static_cast<int64_t>(plan.kinds[0].destChunks.size()) + 31) / 32 *
+      gathers[0].readsPerChunk;
+  const int64_t groups =
+      static_cast<int64_t>(plan.kinds[0].sourceChunks.size()) / 4;
+  auto wavefronts = [&](double degree) {
+    const int64_t piece =
+        plan.sharedPad
+            ? commonAlignment({16, plan.sharedPad, plan.sharedPeriod})
+            : 16;
+    return degree * gatherReads + quadStoreWavefronts(plan, groups, piece);
+  };
+  std::optional<double> bestWavefronts;
   for (int64_t period = 64; period <= 8192; period *= 2) {
     if (period % plan.loadBytes)
       continue;
     for (int64_t pad = 0; pad <= 60; pad += 4) {
       if (pad && period >= maxLoaded)
         break;
+      // A transposed group's 64 bytes stay in one period.
+      if (plan.transposedQuads && period % 64)
+        continue;
       plan.sharedPeriod = period;
       plan.sharedPad = pad;
       plan.zeroByte = (plan.sharedPosition(maxLoaded) + 3) / 4 * 4;
       const double degree = conflictDegree(plan, gathers[0]);
+      if (plan.transposedQuads) {
+        const double cost = wavefronts(degree);
+        if (!bestWavefronts || cost < *bestWavefronts - 1e-9) {
+          bestWavefronts = cost;
+          best = Choice{period, pad, degree};
+        }
+        continue;
+      }
       if (!best || degree < best->degree - 1e-9)
         best = Choice{period, pad, degree};
     }
@@ -619,7 +760,8 @@ std::optional<ByteTilePlan>
 mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
                                          int64_t threads, bool wordGather,
                                          int64_t maxBatchBytes,
-                                         bool blocksOfLargeBatches) {
+                                         bool blocksOfLargeBatches,
+                                         bool transposedCopies) {
   BatchImages images;
   if (!images.build(from, to, maxBatchBytes, blocksOfLargeBatches))
     return std::nullopt;
@@ -655,7 +797,10 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
   // end mid-sector moves bytes it does not use, or writes sectors in
   // halves that another tile completes later.
   auto sectorUse = [](const ByteTilePlan &p) {
-    auto side = [](const std::vector<int32_t> &chunks, int64_t w) {
+    auto side = [](std::vector<int32_t> chunks, int64_t w) {
+      // The transposed groups' fillers read a chunk twice.
+      llvm::sort(chunks);
+      chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
       std::vector<int64_t> sectors;
       sectors.reserve(chunks.size());
       for (int32_t c : chunks)
@@ -692,7 +837,7 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
         break;
       if (std::optional<ByteTilePlan> p =
               planGroup(images, axis, g, span, from.getStorageBytes(),
-                        threads, wordGather, minWidth)) {
+                        threads, wordGather, transposedCopies, minWidth)) {
         const bool take =
             !best || isSmall(*best) ||
             (!isSmall(*p) && moves(*p, *best));
@@ -766,7 +911,7 @@ void mlir::microscale::runByteTilePlan(const ByteTilePlan &plan,
     shared[plan.zeroByte] = 0;
     for (size_t i = 0; i < kind.sourceChunks.size(); ++i)
       for (int64_t k = 0; k < plan.loadBytes; ++k)
-        shared[plan.sharedPosition(i * plan.loadBytes + k)] =
+        shared[plan.sharedPosition(plan.loadedIndex(i, k))] =
             source[sourceBase + kind.sourceChunks[i] + k];
     const int64_t w = plan.storeBytes;
     auto wordAt = [&](int64_t position) {

@@ -109,6 +109,19 @@ struct ByteTilePlan {
   /// The gather patterns of all kinds, storeBytes offsets each.
   std::vector<int16_t> patterns;
   int64_t loadBytes = 16, storeBytes = 16;
+  /// How the copy-in lays the loaded chunks out. In order (false): byte k
+  /// of chunk i is loaded byte i * loadBytes + k. Transposed in groups of
+  /// four (true; 16-byte chunks): the chunks come in groups of four
+  /// consecutive rows of the source, a chain c, c + d, c + 2d, c + 3d, and
+  /// the copy-in stores each group's 4 x 16 bytes transposed, byte k of
+  /// its chunk r as loaded byte 64 * (i / 4) + 4 * k + r: the four rows'
+  /// bytes of one column then share a shared word, so that a destination
+  /// whose words run across the rows (an N-contiguous source read into
+  /// the K-contiguous form) takes word reads instead of byte reads. A
+  /// chain whose length is not a multiple of four has its last group
+  /// filled up with the group's first chunk again, whose copies no
+  /// destination byte takes.
+  bool transposedQuads = false;
   /// Loaded byte x (chunk x / loadBytes) lies at shared byte x + x /
   /// sharedPeriod * sharedPad: the padding spreads the gather's byte reads
   /// over the banks. Stores into shared memory are `sharedStoreBytes` wide.
@@ -151,6 +164,12 @@ struct ByteTilePlan {
     return gather == ByteTileGather::wordPairs ? slots + word
                                                : slots + 3 * word + part;
   }
+  /// The loaded byte that byte `byte` of chunk `chunk` (of a kind's
+  /// sourceChunks) becomes.
+  int64_t loadedIndex(int64_t chunk, int64_t byte) const {
+    return transposedQuads ? chunk / 4 * 64 + 4 * byte + chunk % 4
+                           : chunk * loadBytes + byte;
+  }
   int64_t sharedPosition(int64_t loaded) const {
     return loaded + loaded / sharedPeriod * sharedPad;
   }
@@ -181,12 +200,16 @@ inline constexpr int64_t kByteTileBlockBytes = int64_t(4) << 20;
 /// layouts store as translations of one another (the fewest such blocks;
 /// the plan's batches are then the blocks), or, where
 /// `blocksOfLargeBatches` is false or no such blocks exist, not at all.
+/// `transposedCopies` lets the copy-in transpose groups of four chunks
+/// where that turns a kind's byte reads into word reads
+/// (ByteTilePlan::transposedQuads).
 std::optional<ByteTilePlan>
 planByteTileConversion(const ::microscale::ref::Layout &from,
                        const ::microscale::ref::Layout &to,
                        int64_t threads = 256, bool wordGather = true,
                        int64_t maxBatchBytes = kByteTileMaxBatchBytes,
-                       bool blocksOfLargeBatches = true);
+                       bool blocksOfLargeBatches = true,
+                       bool transposedCopies = false);
 
 /// prmt.b32's byte select (selector nibbles 0-7: the bytes of x, then of
 /// y; the sign-replicate modes are not used).

@@ -142,15 +142,10 @@ public:
   /// load of the thread first, then the narrower stores: the chunk as
   /// `width / piece` integers, each stored as its bytes. (cp.async of 4
   /// bytes took four copies per chunk and was slower than the loads.)
-  ///
-  /// `afterLoads`, where given, is emitted between the register loads and
-  /// their stores (not with cp.async, which stores nothing itself): reads
-  /// put there wait for nothing the loads bring.
   void copyIn(int kind, Value source, Value shared, Value buffer, Value base,
-              Value thread, function_ref<void()> afterLoads = nullptr) {
+              Value thread) {
     if (plan.transposedQuads)
-      return copyInTransposed(kind, source, shared, buffer, base, thread,
-                              afterLoads);
+      return copyInTransposed(kind, source, shared, buffer, base, thread);
     Type i8 = b.getI8Type();
     const int64_t chunks = plan.kinds[kind].sourceChunks.size();
     const int64_t width = plan.loadBytes, piece = plan.sharedStoreBytes;
@@ -190,8 +185,6 @@ public:
            positionOf(i), i});
       valid.push_back(inRange);
     }
-    if (afterLoads && !async)
-      afterLoads();
     const int64_t count = width / piece;
     for (auto [loadTuple, inRangeValue] : llvm::zip(loads, valid)) {
       const auto &load = loadTuple;
@@ -250,8 +243,7 @@ public:
   /// permutes), stored as `sharedStoreBytes` pieces in order: the planner
   /// chose the padding for these stores' banks too.
   void copyInTransposed(int kind, Value source, Value shared, Value buffer,
-                        Value base, Value thread,
-                        function_ref<void()> afterLoads) {
+                        Value base, Value thread) {
     Type i32 = b.getI32Type();
     const int64_t groups = plan.kinds[kind].sourceChunks.size() / 4;
     const int64_t piece = plan.sharedStoreBytes;
@@ -277,8 +269,6 @@ public:
       indices.push_back(group);
       valid.push_back(inRange);
     }
-    if (afterLoads)
-      afterLoads();
     for (auto [chunksValue, groupValue, inRangeValue] :
          llvm::zip(loaded, indices, valid)) {
       // Lambdas may not capture structured bindings before C++20.
@@ -565,19 +555,11 @@ void emitBlock(OpBuilder &b, Location loc, ByteTileEmitter &emitter,
     GatherTables early;
     threads.phase([&](Value thread) {
       emitter.writeZeroByte(shared, bufferAt(0), thread);
-      // Copies into registers store what they load: the tables are read
-      // between the loads and the stores, not after both.
-      bool tablesRead = false;
-      auto readTables = [&] {
-        if (threads.onDevice)
-          early = emitter.loadGatherTables(kind, thread);
-        tablesRead = true;
-      };
       emitter.copyIn(kind, source, shared, bufferAt(0),
-                     emitter.sourceBase(outer, group), thread, readTables);
+                     emitter.sourceBase(outer, group), thread);
       commit();
-      if (!tablesRead)
-        readTables();
+      if (threads.onDevice)
+        early = emitter.loadGatherTables(kind, thread);
       waitFor(0);
     });
     threads.barrier();

@@ -19,8 +19,7 @@
 // padded against bank conflicts (4-byte stores, each lane starting at a
 // different piece of its chunk); phase 2: per destination
 // chunk one table entry (offset, gather base | pattern) and the pattern
-// (slot offsets and permute selectors), read between the source loads and
-// their stores into shared memory (so that the two wait together); then its
+// (slot offsets and permute selectors), read before the barrier; then its
 // 16 bytes, which lie in 4 shared
 // words (a 4 x 4 byte transpose): 4 word reads and 3 permutes per
 // destination word (16 byte reads with byte-tile-word-gather=false), one
@@ -40,11 +39,10 @@
 // The full tile, then the edge one.
 // CHECK: scf.if
 // CHECK: vector.load %arg0[%{{.*}}] {alignment = 16 : i64} : memref<57600xi8>, vector<16xi8>
-// CHECK-NOT: vector.store
-// CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<{{[0-9]+}}xi32>, vector<2xi32>
-// CHECK: vector.load %{{.*}} {alignment = 32 : i64} : memref<{{[0-9]+}}xi16>, vector<16xi16>
 // CHECK: vector.store %{{.*}}, %[[S]][%{{.*}}] {alignment = 4 : i64}
 // CHECK-NOT: cp.async
+// CHECK: vector.load %{{.*}} {alignment = 8 : i64} : memref<{{[0-9]+}}xi32>, vector<2xi32>
+// CHECK: vector.load %{{.*}} {alignment = 32 : i64} : memref<{{[0-9]+}}xi16>, vector<16xi16>
 // CHECK: gpu.barrier
 // CHECK-COUNT-4: vector.load %[[S]][%{{.*}}] {alignment = 4 : i64} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>, vector<4xi8>
 // CHECK-NOT: memref.load %[[S]]

@@ -308,8 +308,8 @@ std::vector<int64_t> quadLoadedOf(const std::vector<int64_t> &loadedOf,
       result.push_back(-1);
       continue;
     }
-    const int64_t p = positionOf[loaded / 16];
-    result.push_back(p / 4 * 64 + 4 * (loaded % 16) + p % 4);
+    result.push_back(ByteTilePlan::transposedIndex(positionOf[loaded / 16],
+                                                   loaded % 16));
   }
   return result;
 }
@@ -639,6 +639,13 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
     double degree;
   };
   std::optional<Choice> best;
+  // The width of the copy-in's shared stores: the chunks' where the
+  // padding keeps them aligned.
+  auto sharedStoreBytes = [&] {
+    return plan.sharedPad ? commonAlignment({plan.loadBytes, plan.sharedPad,
+                                             plan.sharedPeriod})
+                          : plan.loadBytes;
+  };
   // With the transposed copy-in, whose stores the padding spreads too, the
   // layout is chosen by the wavefronts of both (warp-wide gather reads
   // times their conflict degree, plus the stores').
@@ -648,11 +655,8 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
   const int64_t groups =
       static_cast<int64_t>(plan.kinds[0].sourceChunks.size()) / 4;
   auto wavefronts = [&](double degree) {
-    const int64_t piece =
-        plan.sharedPad
-            ? commonAlignment({16, plan.sharedPad, plan.sharedPeriod})
-            : 16;
-    return degree * gatherReads + quadStoreWavefronts(plan, groups, piece);
+    return degree * gatherReads +
+           quadStoreWavefronts(plan, groups, sharedStoreBytes());
   };
   std::optional<double> bestWavefronts;
   for (int64_t period = 64; period <= 8192; period *= 2) {
@@ -683,10 +687,7 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
   plan.sharedPeriod = best->period;
   plan.sharedPad = best->pad;
   plan.conflictDegree = best->degree;
-  plan.sharedStoreBytes =
-      plan.sharedPad ? commonAlignment({plan.loadBytes, plan.sharedPad,
-                                        plan.sharedPeriod})
-                     : plan.loadBytes;
+  plan.sharedStoreBytes = sharedStoreBytes();
   plan.zeroByte = (plan.sharedPosition(maxLoaded) + 15) / 16 * 16;
   plan.sharedBytes = plan.zeroByte + 16;
   if (plan.sharedBytes > kByteTileMaxSharedBytes || plan.zeroByte > 0xFFFF)
@@ -797,10 +798,9 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
   // end mid-sector moves bytes it does not use, or writes sectors in
   // halves that another tile completes later.
   auto sectorUse = [](const ByteTilePlan &p) {
-    auto side = [](std::vector<int32_t> chunks, int64_t w) {
-      // The transposed groups' fillers read a chunk twice.
-      llvm::sort(chunks);
-      chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+    // `chunks` holds `count` distinct chunks.
+    auto side = [](const std::vector<int32_t> &chunks, int64_t count,
+                   int64_t w) {
       std::vector<int64_t> sectors;
       sectors.reserve(chunks.size());
       for (int32_t c : chunks)
@@ -809,12 +809,19 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
       llvm::sort(sectors);
       const int64_t distinct =
           std::unique(sectors.begin(), sectors.end()) - sectors.begin();
-      return distinct ? double(chunks.size() * w) / double(32 * distinct)
-                      : 1.0;
+      return distinct ? double(count * w) / double(32 * distinct) : 1.0;
     };
     const ByteTilePlan::Kind &k = p.kinds.front();
-    return std::min(side(k.sourceChunks, p.loadBytes),
-                    side(k.destChunks, p.storeBytes));
+    int64_t sourceCount = k.sourceChunks.size();
+    if (p.transposedQuads) {
+      // The groups' fillers read a chunk twice.
+      std::vector<int32_t> distinct = k.sourceChunks;
+      llvm::sort(distinct);
+      sourceCount =
+          std::unique(distinct.begin(), distinct.end()) - distinct.begin();
+    }
+    return std::min(side(k.sourceChunks, sourceCount, p.loadBytes),
+                    side(k.destChunks, k.destChunks.size(), p.storeBytes));
   };
   // Tiles compare by whole sectors, then by the accesses' width.
   auto moves = [&](const ByteTilePlan &p, const ByteTilePlan &current) {

@@ -167,8 +167,12 @@ struct ByteTilePlan {
   /// The loaded byte that byte `byte` of chunk `chunk` (of a kind's
   /// sourceChunks) becomes.
   int64_t loadedIndex(int64_t chunk, int64_t byte) const {
-    return transposedQuads ? chunk / 4 * 64 + 4 * byte + chunk % 4
+    return transposedQuads ? transposedIndex(chunk, byte)
                            : chunk * loadBytes + byte;
+  }
+  /// loadedIndex of a plan whose copy-in transposes groups of four.
+  static int64_t transposedIndex(int64_t chunk, int64_t byte) {
+    return chunk / 4 * 64 + 4 * byte + chunk % 4;
   }
   int64_t sharedPosition(int64_t loaded) const {
     return loaded + loaded / sharedPeriod * sharedPad;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Runtime/CPU/CompiledConversion.h"
+#include "microscale/Conversion/CPU/Pipeline.h"
 #include "microscale/Dialect/Microscale/Utils/BandCopy.h"
 #include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
 #include "microscale/Reference/Layout.h"
@@ -283,6 +284,9 @@ int main(int argc, char **argv) {
         }))
       continue;
     if (planOption) {
+      // The JIT's own planning options (CompiledConversion.cpp).
+      const int64_t hostRegisterFileBytes =
+          getHostCPUPipelineOptions().registerFileBytes;
       bool values = c.part == StoragePart::values;
       auto from = values ? c.from.buildValueReference()
                          : c.from.buildScaleReference();
@@ -292,7 +296,8 @@ int main(int argc, char **argv) {
       if (auto plan = planBlockConversion(*from, *to, /*vectorBytes=*/64,
                                           kDefaultMinBytesWithGaps,
                                           /*minBlockBits=*/0,
-                                          /*edgeBlocks=*/true))
+                                          /*edgeBlocks=*/true,
+                                          hostRegisterFileBytes))
         printPlan(*plan);
       else
         llvm::outs() << "  no block plan\n";

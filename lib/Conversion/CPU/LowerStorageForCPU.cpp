@@ -22,6 +22,7 @@ struct CPULowerStoragePass
     options.vectorBytes = vectorBytes;
     options.target = &host;
     options.minBytesWithGaps = minGapBytes;
+    options.registerFileBytes = registerFileBytes;
     if (failed(lowerStorageOps(getOperation(), options)))
       signalPassFailure();
   }

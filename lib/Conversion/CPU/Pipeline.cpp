@@ -26,6 +26,10 @@ mlir::microscale::getHostCPUPipelineOptions() {
   CPUPipelineOptions options;
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   options.gfni = features.lookup("gfni") && features.lookup("avx512bw");
+  // The architectural vector registers: zmm0-31, else ymm0-15 or xmm0-15.
+  options.registerFileBytes = features.lookup("avx512f") ? 32 * 64
+                              : features.lookup("avx")   ? 16 * 32
+                                                         : 16 * 16;
   return options;
 }
 
@@ -33,6 +37,7 @@ void mlir::microscale::buildMicroscaleCPUToLLVMPipeline(
     OpPassManager &pm, const CPUPipelineOptions &options) {
   MicroscaleCPULowerStorageOptions lowering;
   lowering.gfni = options.gfni;
+  lowering.registerFileBytes = options.registerFileBytes;
   pm.addPass(createMicroscaleCPULowerStorage(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -61,6 +66,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<bool> gfni{*this, "gfni",
                     llvm::cl::desc("The target has x86 GFNI and AVX-512BW"),
                     llvm::cl::init(false)};
+  Option<int64_t> registerFileBytes{
+      *this, "register-file-bytes",
+      llvm::cl::desc("Bytes of vector registers the block route may hold "
+                     "(2048 with AVX-512; 0: no register model)"),
+      llvm::cl::init(0)};
 };
 } // namespace
 
@@ -72,6 +82,7 @@ void mlir::microscale::registerMicroscaleCPUPipelines() {
       [](OpPassManager &pm, const PipelineOptions &options) {
         CPUPipelineOptions cpu;
         cpu.gfni = options.gfni;
+        cpu.registerFileBytes = options.registerFileBytes;
         buildMicroscaleCPUToLLVMPipeline(pm, cpu);
       });
 }

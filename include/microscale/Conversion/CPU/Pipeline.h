@@ -10,6 +10,9 @@ namespace mlir::microscale {
 struct CPUPipelineOptions {
   /// x86 GFNI and AVX-512BW: word interleaves by vgf2p8affineqb.
   bool gfni = false;
+  /// Bytes of vector registers the block route may hold (32 x 64 with
+  /// AVX-512F, 16 x 32 with AVX, 16 x 16 otherwise); 0: no register model.
+  int64_t registerFileBytes = 0;
 };
 
 /// The options for the machine this process runs on (what a JIT compiling
@@ -18,7 +21,8 @@ CPUPipelineOptions getHostCPUPipelineOptions();
 
 /// Lowers buffer-level microscale ops (convert_storage) with scf, arith,
 /// memref and func to the LLVM dialect, ready for the JIT or mlir-translate.
-/// Registered as the pipeline `microscale-cpu-to-llvm{gfni=...}`.
+/// Registered as the pipeline
+/// `microscale-cpu-to-llvm{gfni=... register-file-bytes=...}`.
 void buildMicroscaleCPUToLLVMPipeline(OpPassManager &pm,
                                       const CPUPipelineOptions &options = {});
 

@@ -22,17 +22,20 @@ using namespace mlir::microscale::codegen;
 
 /// The block route's plan for a conversion, when it applies (see BlockConversion.h).
 static std::optional<BlockConversionPlan>
-planFor(const StorageConversion &conversion, int64_t vectorBytes,
-        int64_t minBytesWithGaps) {
-  if (vectorBytes == 0 || (conversion.bits != 4 && conversion.bits != 8))
+planFor(const StorageConversion &conversion,
+        const StorageLoweringOptions &options) {
+  if (options.vectorBytes == 0 ||
+      (conversion.bits != 4 && conversion.bits != 8))
     return std::nullopt;
   std::unique_ptr<::microscale::ref::Layout> from, to;
   if (!conversion.buildReferences(from, to))
     return std::nullopt;
   // With edge blocks (emitBlockConversion runs them): no element of a shape
   // that the block does not divide is left to the per-unit writer.
-  auto plan = planBlockConversion(*from, *to, vectorBytes, minBytesWithGaps,
-                                  /*minBlockBits=*/0, /*edgeBlocks=*/true);
+  auto plan = planBlockConversion(*from, *to, options.vectorBytes,
+                                  options.minBytesWithGaps,
+                                  /*minBlockBits=*/0, /*edgeBlocks=*/true,
+                                  options.registerFileBytes);
   if (!plan)
     return std::nullopt;
   // Bands, spans, tails and gaps in whole store units.
@@ -105,9 +108,8 @@ lowerWithGaps(ConvertStorageOp op, const StorageConversion &conversion,
   op.erase();
 }
 
-static void lower(ConvertStorageOp op, int64_t vectorBytes,
-                  const BlockConversionTarget *target,
-                  int64_t minBytesWithGaps) {
+static void lower(ConvertStorageOp op, const StorageLoweringOptions &options) {
+  const BlockConversionTarget *target = options.target;
   StorageConversion conversion(op);
   OpBuilder builder(op);
   Location loc = op.getLoc();
@@ -125,7 +127,7 @@ static void lower(ConvertStorageOp op, int64_t vectorBytes,
         });
   };
   std::optional<BlockConversionPlan> plan =
-      planFor(conversion, vectorBytes, minBytesWithGaps);
+      planFor(conversion, options);
   if (!plan) {
     perUnit(begin, end);
     op.erase();
@@ -269,7 +271,7 @@ mlir::microscale::lowerStorageOps(Operation *root,
   for (QuantizeStorageOp op : quantizes)
     lowerQuantizeStorage(op);
   for (ConvertStorageOp op : ops)
-    lower(op, options.vectorBytes, options.target, options.minBytesWithGaps);
+    lower(op, options);
   for (TranscodeStorageOp op : transcodes)
     if (failed(lowerTranscodeStorage(op)))
       return failure();
@@ -298,6 +300,7 @@ struct LowerStorageConversionsPass
     StorageLoweringOptions options;
     options.vectorBytes = vectorBytes;
     options.minBytesWithGaps = minGapBytes;
+    options.registerFileBytes = registerFileBytes;
     if (failed(lowerStorageOps(getOperation(), options)))
       signalPassFailure();
   }

@@ -406,9 +406,36 @@ private:
   SmallVector<int> vec;
 };
 
-/// Operations per block, roughly as the host executes them.
-int64_t estimateCost(const BlockConversionPlan &plan) {
-  int64_t cost = 0;
+/// Routing stages a block's vectors may go through between spills: the
+/// emitter runs the stages in phases of kStagesPerPhase (scheduleSteps),
+/// each on a group of vectors; a block that does not fit the registers
+/// keeps the rest in the stack in between.
+int64_t spilledVectorAccesses(const BlockConversionPlan &plan,
+                              int64_t registerFileBytes) {
+  if (registerFileBytes == 0 || plan.steps.empty())
+    return 0;
+  // A few registers go to the shuffles' masks and results.
+  constexpr int64_t kScratchRegisters = 4;
+  const int64_t vectors = plan.getBlockBytes() / plan.vectorBytes;
+  const int64_t held =
+      std::max<int64_t>(registerFileBytes / plan.vectorBytes -
+                            kScratchRegisters,
+                        1);
+  if (vectors <= held)
+    return 0;
+  int stages = 0;
+  for (const auto &step : plan.steps)
+    stages = std::max(stages, step.stage + 1);
+  const int64_t phases = llvm::divideCeil(stages, kStagesPerPhase);
+  // Each vector that does not fit is stored and loaded once per phase.
+  return 2 * (vectors - held) * phases;
+}
+
+/// Operations per block, roughly as the host executes them (with
+/// `registerFileBytes`, the spills of a block that outgrows the registers).
+int64_t estimateCost(const BlockConversionPlan &plan,
+                     int64_t registerFileBytes = 0) {
+  int64_t cost = spilledVectorAccesses(plan, registerFileBytes);
   auto accessCost = [](const BlockConversionPlan::Access &a) {
     return 2 * static_cast<int64_t>(a.offsets.size()) - 1;
   };
@@ -999,7 +1026,8 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
                                       const ref::Layout &to,
                                       int64_t vectorBytes,
                                       int64_t minBytesWithGaps,
-                                      int minBlockBits, bool edgeBlocks) {
+                                      int minBlockBits, bool edgeBlocks,
+                                      int64_t registerFileBytes) {
   if (vectorBytes != 16 && vectorBytes != 32 && vectorBytes != 64)
     return std::nullopt;
   // Bytes (scales, FP8) are routed as pairs of nibbles that stay together.
@@ -1010,7 +1038,8 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
     std::unique_ptr<ref::Layout> fromNibbles = ref::makeNibbleView(from);
     std::unique_ptr<ref::Layout> toNibbles = ref::makeNibbleView(to);
     return planBlockConversion(*fromNibbles, *toNibbles, vectorBytes,
-                               minBytesWithGaps, minBlockBits, edgeBlocks);
+                               minBytesWithGaps, minBlockBits, edgeBlocks,
+                               registerFileBytes);
   }
   if (from.getElementBits() != 4 || to.getElementBits() != 4 ||
       from.getLogicalShape() != to.getLogicalShape() ||
@@ -1040,6 +1069,9 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
     BlockAddressBits sourceBits, destBits;
     BlockConversionPlan plan;
     int64_t cost; // per 64 bytes
+    // The band direction tried first (with a register model, the one whose
+    // blocks continue each other's runs, where one does).
+    bool alongColsFirst = true;
   };
   std::vector<Candidate> candidates;
   for (int logRows = 0; logRows <= largest(t.rows); ++logRows)
@@ -1062,7 +1094,8 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
       auto plan = routeBlock(from, to, *sourceBits, *destBits, block, laneBits);
       if (!plan)
         continue;
-      int64_t cost = estimateCost(*plan) * 64 / plan->getBlockBytes();
+      int64_t cost = estimateCost(*plan, registerFileBytes) * 64 /
+                     plan->getBlockBytes();
       candidates.push_back(
           {block, *sourceBits, *destBits, std::move(*plan), cost});
     }
@@ -1087,10 +1120,45 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
         keep(o);
     return alignment;
   };
-  auto lineUse = [&](const Candidate &c) {
+  // With a register model (the host), a load run that the band's next
+  // block continues counts as whole lines: the band completes them while
+  // they are in the core's cache. (Not a store run: a store into part of a
+  // line reads the line first and cannot stream; ranking such runs as
+  // whole lines measured slower, docs/performance.md.) The next block
+  // along the columns or the rows: its byte offset on a side (-1 where
+  // there is none or it is no whole byte).
+  auto neighbourBytes = [&](const ref::Layout &layout, BlockShape block,
+                            bool alongCols) -> int64_t {
+    if (alongCols ? t.cols <= block.cols() : t.rows <= block.rows())
+      return -1;
+    const int64_t nibble = nibbleAddress(
+        layout, t.index(0, alongCols ? 0 : block.rows(),
+                        alongCols ? block.cols() : 0));
+    return nibble < 0 || nibble % 2 ? -1 : nibble / 2;
+  };
+  // Only routings compete on it: blocks that only move bytes need no
+  // registers beyond their own, and keep whole lines (or a band copy,
+  // BandCopy.h).
+  auto loadUse = [&](const Candidate &c,
+                     const BlockConversionPlan::Access &access,
+                     int64_t neighbour) {
+    const int64_t run = access.runBytes;
+    return registerFileBytes && !c.plan.steps.empty() && run < 64 &&
+                   64 % run == 0 && neighbour == run
+               ? int64_t(64)
+               : run;
+  };
+  auto lineUseAlong = [&](const Candidate &c, bool alongCols) {
     return std::min<int64_t>(
-        {c.plan.loads[0].runBytes, c.plan.stores[0].runBytes,
+        {loadUse(c, c.plan.loads[0], neighbourBytes(from, c.block, alongCols)),
+         c.plan.stores[0].runBytes,
          edgeBlocks ? storeAlignment(c) : int64_t(64)});
+  };
+  for (Candidate &c : candidates)
+    c.alongColsFirst =
+        !registerFileBytes || lineUseAlong(c, true) >= lineUseAlong(c, false);
+  auto lineUse = [&](const Candidate &c) {
+    return lineUseAlong(c, c.alongColsFirst);
   };
   llvm::stable_sort(candidates, [&](const Candidate &x, const Candidate &y) {
     // Blocks that divide the tensor leave no elements to the generic path
@@ -1115,7 +1183,7 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
     // With edge blocks where asked for, then without them where they do not
     // fit.
     for (int attempt = 0; attempt < 4; ++attempt) {
-      const bool innerAlongCols = attempt % 2 == 0;
+      const bool innerAlongCols = (attempt % 2 == 0) == c.alongColsFirst;
       const bool edges = attempt < 2 && edgeBlocks;
       if (attempt >= 2 && (!edgeBlocks || divides(c.block) ||
                            coverage(c.block) < kMinCoverage))

@@ -26,6 +26,10 @@ struct StorageLoweringOptions {
   /// The least destination size for block routes with gaps (padding,
   /// edges); see BlockConversion.h.
   int64_t minBytesWithGaps = int64_t(1) << 20;
+  /// Bytes of vector registers the block route's blocks may hold (the
+  /// host's: 32 x 64 with AVX-512); 0: blocks ranked without a register
+  /// model. See planBlockConversion.
+  int64_t registerFileBytes = 0;
 };
 
 /// Lowers every buffer-level op under `root` (convert, quantize, dequantize,

@@ -186,12 +186,23 @@ inline constexpr int64_t kDefaultMinBytesWithGaps = int64_t(1) << 20;
 /// divide the tensor take its edges as masked edge blocks
 /// (BlockConversionPlan::innerEdge, bandEdge) instead of leaving the
 /// elements there to the per-unit writer, and rank with those that divide.
+///
+/// `registerFileBytes` (the host's vector registers, e.g. 32 x 64 bytes
+/// with AVX-512; 0: no register model, the GPU's tiles) ranks blocks as a
+/// core runs them: a block whose vectors outgrow the registers spills them
+/// between routing phases, and that traffic counts in its cost; and a run
+/// shorter than a cache line counts as a whole line when the band's next
+/// block continues it (the line is then completed while it is still in the
+/// core's cache), so that smaller blocks, which route with fewer steps per
+/// byte and no spills, compete with the large ones that alone have whole
+/// lines in one block.
 std::optional<BlockConversionPlan>
 planBlockConversion(const ::microscale::ref::Layout &from,
                     const ::microscale::ref::Layout &to,
                     int64_t vectorBytes = 64,
                     int64_t minBytesWithGaps = kDefaultMinBytesWithGaps,
-                    int minBlockBits = 0, bool edgeBlocks = false);
+                    int minBlockBits = 0, bool edgeBlocks = false,
+                    int64_t registerFileBytes = 0);
 
 /// What a target adds to the block route: instructions that the
 /// target-neutral dialects (arith, vector, memref, scf) do not have. The

@@ -406,10 +406,10 @@ private:
   SmallVector<int> vec;
 };
 
-/// Routing stages a block's vectors may go through between spills: the
-/// emitter runs the stages in phases of kStagesPerPhase (scheduleSteps),
-/// each on a group of vectors; a block that does not fit the registers
-/// keeps the rest in the stack in between.
+/// The stack accesses of a block whose vectors outgrow `registerFileBytes`:
+/// the emitter runs the routing stages in phases of kStagesPerPhase
+/// (scheduleSteps), each on a group of vectors, and a block that does not
+/// fit the registers keeps the rest in the stack in between.
 int64_t spilledVectorAccesses(const BlockConversionPlan &plan,
                               int64_t registerFileBytes) {
   if (registerFileBytes == 0 || plan.steps.empty())
@@ -1070,8 +1070,11 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
     BlockConversionPlan plan;
     int64_t cost; // per 64 bytes
     // The band direction tried first (with a register model, the one whose
-    // blocks continue each other's runs, where one does).
+    // blocks continue each other's runs, where one does), and the share of
+    // each cache line the block uses along it (computed once: the sort
+    // compares it often).
     bool alongColsFirst = true;
+    int64_t lineUse = 0;
   };
   std::vector<Candidate> candidates;
   for (int logRows = 0; logRows <= largest(t.rows); ++logRows)
@@ -1154,12 +1157,13 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
          c.plan.stores[0].runBytes,
          edgeBlocks ? storeAlignment(c) : int64_t(64)});
   };
-  for (Candidate &c : candidates)
-    c.alongColsFirst =
-        !registerFileBytes || lineUseAlong(c, true) >= lineUseAlong(c, false);
-  auto lineUse = [&](const Candidate &c) {
-    return lineUseAlong(c, c.alongColsFirst);
-  };
+  for (Candidate &c : candidates) {
+    const int64_t alongCols = lineUseAlong(c, true);
+    const int64_t alongRows =
+        registerFileBytes ? lineUseAlong(c, false) : int64_t(0);
+    c.alongColsFirst = alongCols >= alongRows;
+    c.lineUse = std::max(alongCols, alongRows);
+  }
   llvm::stable_sort(candidates, [&](const Candidate &x, const Candidate &y) {
     // Blocks that divide the tensor leave no elements to the generic path
     // (nor do the others, with edge blocks: then a block that divides only
@@ -1170,8 +1174,8 @@ mlir::microscale::planBlockConversion(const ref::Layout &from,
       if (!divides(x.block) && coverage(x.block) != coverage(y.block))
         return coverage(x.block) > coverage(y.block);
     }
-    if (lineUse(x) != lineUse(y))
-      return lineUse(x) > lineUse(y);
+    if (x.lineUse != y.lineUse)
+      return x.lineUse > y.lineUse;
     if (edgeBlocks && divides(x.block) != divides(y.block))
       return divides(x.block);
     return x.cost != y.cost ? x.cost < y.cost

@@ -85,9 +85,9 @@ def MicroscaleLowerStorageConversions
     Option<"registerFileBytes", "register-file-bytes", "int64_t",
            /*default=*/"0",
            "Bytes of vector registers the block route may hold (the host's: "
-           "2048 with AVX-512, 512 with AVX2): blocks whose vectors outgrow "
-           "them are ranked with their spills, and runs that a band's next "
-           "block continues count as whole cache lines; 0: no register "
+           "2048 with AVX-512, 512 with AVX): blocks whose vectors outgrow "
+           "them are ranked with their spills, and load runs that a band's "
+           "next block continues count as whole cache lines; 0: no register "
            "model (the largest blocks with whole lines)">,
     Option<"minGapBytes", "min-gap-bytes", "int64_t",
            /*default=*/"int64_t(1) << 20",

@@ -190,10 +190,10 @@ inline constexpr int64_t kDefaultMinBytesWithGaps = int64_t(1) << 20;
 /// `registerFileBytes` (the host's vector registers, e.g. 32 x 64 bytes
 /// with AVX-512; 0: no register model, the GPU's tiles) ranks blocks as a
 /// core runs them: a block whose vectors outgrow the registers spills them
-/// between routing phases, and that traffic counts in its cost; and a run
-/// shorter than a cache line counts as a whole line when the band's next
-/// block continues it (the line is then completed while it is still in the
-/// core's cache), so that smaller blocks, which route with fewer steps per
+/// between routing phases, and that traffic counts in its cost; and a load
+/// run shorter than a cache line counts as a whole line when the band's
+/// next block continues it (the line is then completed while it is still in
+/// the core's cache), so that smaller blocks, which route with fewer steps per
 /// byte and no spills, compete with the large ones that alone have whole
 /// lines in one block.
 std::optional<BlockConversionPlan>

@@ -513,7 +513,8 @@ std::optional<ByteTilePlan> planFor(ConvertStorageOp op,
   return planByteTileConversion(*from, *to, options.threads, options.wordGather,
                                 kByteTileMaxBatchBytes,
                                 options.blocksOfLargeBatches,
-                                options.transposedCopies);
+                                options.transposedCopies,
+                                options.minTileBytes);
 }
 
 /// Where the per-thread code of a block runs: on the device in the thread

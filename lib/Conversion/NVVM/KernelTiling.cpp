@@ -117,6 +117,7 @@ FailureOr<ConversionTiling> mlir::microscale::getConversionTiling(Operation *op)
   reader.boolean("transposed_copies", tiling.transposedCopies);
   reader.integer("resident_blocks", tiling.residentBlocks);
   reader.integer("buffers", tiling.buffers);
+  reader.integer("min_tile_bytes", tiling.minTileBytes);
   reader.boolean("hoist_tables", tiling.hoistTables);
   reader.integer("tiles_per_block", tiling.tilesPerBlock);
   reader.integer("block_size", tiling.blockSize);
@@ -130,6 +131,7 @@ FailureOr<ConversionTiling> mlir::microscale::getConversionTiling(Operation *op)
   reader.check("units_per_thread", tiling.unitsPerThread, 1, 64);
   reader.check("resident_blocks", tiling.residentBlocks, 0, 64);
   reader.check("buffers", tiling.buffers, 0, 2);
+  reader.check("min_tile_bytes", tiling.minTileBytes, 256, 40960);
   if (failed(reader.finish()))
     return failure();
   return tiling;
@@ -229,6 +231,7 @@ struct SetTilingPass
         boolean("transposed_copies", byteTileTransposedCopies);
         integer("resident_blocks", byteTileBlocksPerSM);
         integer("buffers", byteTileBuffers);
+        integer("min_tile_bytes", byteTileMinTileBytes);
         boolean("hoist_tables", byteTileHoistTables);
         integer("tiles_per_block", conversionTilesPerBlock);
         integer("block_size", blockSize);

@@ -20,6 +20,7 @@
 
 #include "microscale/Conversion/NVVM/Chip.h"
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
+#include "microscale/Dialect/Microscale/Utils/ByteTileConversion.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 #include <cstdint>
@@ -56,6 +57,9 @@ struct ByteTileKernelOptions {
   /// (planByteTileConversion). The outline pass tries this after the
   /// staged kernel, which is faster on the pairs it takes at that size.
   bool blocksOfLargeBatches = true;
+  /// Tiles under this many bytes count as small to the planner
+  /// (planByteTileConversion).
+  int64_t minTileBytes = kByteTileMinBytes;
 };
 
 /// How the kernel's blocks share a plan's tiles.

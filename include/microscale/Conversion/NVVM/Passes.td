@@ -252,6 +252,11 @@ def MicroscaleNVVMSetTiling
            "Byte tile kernel, persistent grid: shared buffers per block, 2 "
            "(the next tile copied in while this one is gathered) or 1 (0: 2 "
            "where they fit in 48 KiB)">,
+    Option<"byteTileMinTileBytes", "byte-tile-min-bytes", "int64_t",
+           /*default=*/"8192",
+           "Byte tile kernel: tiles smaller than this many bytes count as "
+           "small, and a larger group of the long dim is taken where the "
+           "layouts allow (256 to 40960)">,
     Option<"byteTileHoistTables", "byte-tile-hoist-tables", "bool",
            /*default=*/"true",
            "Byte tile kernel, persistent grid: a block reads its threads' "

@@ -762,13 +762,14 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
                                          int64_t threads, bool wordGather,
                                          int64_t maxBatchBytes,
                                          bool blocksOfLargeBatches,
-                                         bool transposedCopies) {
+                                         bool transposedCopies,
+                                         int64_t minTileBytes) {
   BatchImages images;
   if (!images.build(from, to, maxBatchBytes, blocksOfLargeBatches))
     return std::nullopt;
   // The tile: along the long dim, or the other where that fails, the
   // smallest group that the layouts' periods allow, that makes a tile of at
-  // least kByteTileMinBytes whose global accesses are as wide as any (16
+  // least minTileBytes whose global accesses are as wide as any (16
   // bytes) and move whole 32-byte sectors on both sides; failing that, the
   // tile that moves the most whole sectors, then the widest accesses,
   // among such tiles, else the largest tile that fits. The other dim is
@@ -787,51 +788,88 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     return double(loaded * p.loadBytes + stored * p.storeBytes) /
            double(loaded + stored);
   };
-  auto isSmall = [](const ByteTilePlan &p) {
-    return p.group * p.span < kByteTileMinBytes;
+  auto isSmall = [&](const ByteTilePlan &p) {
+    return p.group * p.span < minTileBytes;
   };
   auto width = [](const ByteTilePlan &p) {
     return std::min(p.loadBytes, p.storeBytes);
+  };
+  // The share of the `unit`-byte pieces (sectors, lines) that `count`
+  // distinct `w`-byte chunks at `chunks` touch and that they cover whole.
+  auto wholeShare = [](const std::vector<int32_t> &chunks, int64_t count,
+                       int64_t w, int64_t unit) {
+    std::vector<int64_t> pieces;
+    pieces.reserve(chunks.size());
+    for (int32_t c : chunks)
+      for (int64_t s = c / unit; s <= (c + w - 1) / unit; ++s)
+        pieces.push_back(s);
+    llvm::sort(pieces);
+    const int64_t distinct =
+        std::unique(pieces.begin(), pieces.end()) - pieces.begin();
+    return distinct ? double(count * w) / double(unit * distinct) : 1.0;
+  };
+  // The distinct source chunks of a tile of kind 0 (a transposed copy-in's
+  // fillers read a chunk twice).
+  auto distinctSourceChunks = [](const ByteTilePlan &p) {
+    const ByteTilePlan::Kind &k = p.kinds.front();
+    if (!p.transposedQuads)
+      return static_cast<int64_t>(k.sourceChunks.size());
+    std::vector<int32_t> distinct = k.sourceChunks;
+    llvm::sort(distinct);
+    return static_cast<int64_t>(
+        std::unique(distinct.begin(), distinct.end()) - distinct.begin());
   };
   // The share of the 32-byte sectors a tile touches (on its worse side)
   // that it reads or writes whole: DRAM moves sectors, so a tile whose rows
   // end mid-sector moves bytes it does not use, or writes sectors in
   // halves that another tile completes later.
-  auto sectorUse = [](const ByteTilePlan &p) {
-    // `chunks` holds `count` distinct chunks.
-    auto side = [](const std::vector<int32_t> &chunks, int64_t count,
-                   int64_t w) {
-      std::vector<int64_t> sectors;
-      sectors.reserve(chunks.size());
-      for (int32_t c : chunks)
-        for (int64_t s = c / 32; s <= (c + w - 1) / 32; ++s)
-          sectors.push_back(s);
-      llvm::sort(sectors);
-      const int64_t distinct =
-          std::unique(sectors.begin(), sectors.end()) - sectors.begin();
-      return distinct ? double(count * w) / double(32 * distinct) : 1.0;
-    };
+  auto sectorUse = [&](const ByteTilePlan &p) {
     const ByteTilePlan::Kind &k = p.kinds.front();
-    int64_t sourceCount = k.sourceChunks.size();
-    if (p.transposedQuads) {
-      // The groups' fillers read a chunk twice.
-      std::vector<int32_t> distinct = k.sourceChunks;
-      llvm::sort(distinct);
-      sourceCount =
-          std::unique(distinct.begin(), distinct.end()) - distinct.begin();
-    }
-    return std::min(side(k.sourceChunks, sourceCount, p.loadBytes),
-                    side(k.destChunks, k.destChunks.size(), p.storeBytes));
+    return std::min(wholeShare(k.sourceChunks, distinctSourceChunks(p),
+                               p.loadBytes, 32),
+                    wholeShare(k.destChunks, k.destChunks.size(),
+                               p.storeBytes, 32));
   };
-  // Tiles compare by whole sectors, then by the accesses' width.
+  // The share of a tile's loaded bytes that lie in contiguous source runs
+  // of at least a 128-byte line. A tile's loads are waited for before
+  // anything else in its block happens, and shorter runs were measured
+  // slower (docs/performance.md: 64-byte load runs slower than 128-byte
+  // ones on the same pair, 64-byte store runs not).
+  auto longLoadRuns = [&](const ByteTilePlan &p) {
+    std::vector<int32_t> chunks = p.kinds.front().sourceChunks;
+    llvm::sort(chunks);
+    chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+    int64_t inLong = 0, total = 0;
+    for (size_t i = 0; i < chunks.size();) {
+      size_t j = i + 1;
+      while (j < chunks.size() && chunks[j] == chunks[j - 1] + p.loadBytes)
+        ++j;
+      const int64_t run = static_cast<int64_t>(j - i) * p.loadBytes;
+      total += run;
+      if (run >= 128)
+        inLong += run;
+      i = j;
+    }
+    return total ? double(inLong) / double(total) : 1.0;
+  };
+  // Tiles compare by whole sectors, then by load runs of whole lines, then
+  // by the accesses' width.
   auto moves = [&](const ByteTilePlan &p, const ByteTilePlan &current) {
     const double a = sectorUse(p), b = sectorUse(current);
     if (std::abs(a - b) > 1e-9)
       return a > b;
+    const double la = longLoadRuns(p), lb = longLoadRuns(current);
+    if (std::abs(la - lb) > 1e-9)
+      return la > lb;
     return bytesPerLoad(p) > bytesPerLoad(current) + 1e-9;
   };
   auto isDone = [&](const ByteTilePlan &p) {
     return !isSmall(p) && width(p) == 16 && sectorUse(p) > 1 - 1e-9;
+  };
+  // A group stops growing once its tile is done and its load runs are
+  // lines or longer.
+  auto isGroupDone = [&](const ByteTilePlan &p) {
+    return isDone(p) && longLoadRuns(p) > 1 - 1e-9;
   };
   // The best tile with `span` rows or columns of the cut dim, its accesses
   // at least `minWidth` bytes wide.
@@ -850,7 +888,7 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
             (!isSmall(*p) && moves(*p, *best));
         if (take)
           best = std::move(p);
-        if (isDone(*best))
+        if (isGroupDone(*best))
           break;
       }
       if (g == along)

@@ -206,14 +206,16 @@ inline constexpr int64_t kByteTileBlockBytes = int64_t(4) << 20;
 /// `blocksOfLargeBatches` is false or no such blocks exist, not at all.
 /// `transposedCopies` lets the copy-in transpose groups of four chunks
 /// where that turns a kind's byte reads into word reads
-/// (ByteTilePlan::transposedQuads).
+/// (ByteTilePlan::transposedQuads). Tiles under `minTileBytes` count as
+/// small: a larger group is preferred to them.
 std::optional<ByteTilePlan>
 planByteTileConversion(const ::microscale::ref::Layout &from,
                        const ::microscale::ref::Layout &to,
                        int64_t threads = 256, bool wordGather = true,
                        int64_t maxBatchBytes = kByteTileMaxBatchBytes,
                        bool blocksOfLargeBatches = true,
-                       bool transposedCopies = false);
+                       bool transposedCopies = false,
+                       int64_t minTileBytes = kByteTileMinBytes);
 
 /// prmt.b32's byte select (selector nibbles 0-7: the bytes of x, then of
 /// y; the sign-replicate modes are not used).

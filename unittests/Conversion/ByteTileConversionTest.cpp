@@ -343,6 +343,48 @@ TEST(ByteTilePlan, BlocksOfLargeBatches) {
   EXPECT_EQ(whole->batches, 2);
 }
 
+// Tiles under 8 KiB are taken only where their runs are long: load runs
+// of a whole 128-byte line or more and store runs of two sectors or more
+// (docs/performance.md: smaller tiles overlap the blocks' loads and stores,
+// shorter runs cost more than that gains).
+TEST(ByteTilePlan, SmallTilesNeedLongRuns) {
+  std::mt19937 rng(9);
+  struct Case {
+    std::vector<int64_t> shape;
+    int fromMajor, toMajor;
+    int64_t tileBytes;
+  } cases[] = {
+      // K-contiguous to N-contiguous: the 5760-byte source of 64 columns
+      // in one run, 64-byte store runs: the 64-column tile.
+      {{2, 90, 5760}, -2, -1, 64 * 90},
+      // The reverse: 64 columns would load 64-byte runs; 128 columns.
+      {{2, 90, 5760}, -1, -2, 128 * 90},
+      // 224 rows: 32 columns would store 32-byte runs; 64 columns.
+      {{2, 224, 2048}, -2, -1, 64 * 224},
+  };
+  for (const Case &c : cases) {
+    auto from = ref::makeStridedLayout(c.shape, 8, c.fromMajor);
+    auto to = ref::makeStridedLayout(c.shape, 8, c.toMajor);
+    const std::string what = "strided(" + std::to_string(c.fromMajor) +
+                             ") -> strided(" + std::to_string(c.toMajor) +
+                             ") on " + std::to_string(c.shape[1]) + " x " +
+                             std::to_string(c.shape[2]);
+    std::optional<ByteTilePlan> plan = planByteTileConversion(*from, *to);
+    ASSERT_TRUE(plan) << what;
+    EXPECT_EQ(plan->group * plan->span, c.tileBytes) << what;
+    expectPlanExact(*plan, *from, *to, rng, what);
+  }
+  // The threshold is the planner's argument: at 8 KiB the first pair takes
+  // 128 columns, as it did before the rule.
+  auto from = ref::makeStridedLayout({2, 90, 5760}, 8, -2);
+  auto to = ref::makeStridedLayout({2, 90, 5760}, 8, -1);
+  std::optional<ByteTilePlan> large = planByteTileConversion(
+      *from, *to, 256, true, kByteTileMaxBatchBytes, true, false,
+      /*minTileBytes=*/8192);
+  ASSERT_TRUE(large);
+  EXPECT_EQ(large->group * large->span, 128 * 90);
+}
+
 TEST(ByteTilePlan, RefusesNibbles) {
   auto from = ref::makeStridedLayout({2, 64, 64}, 4, -1);
   auto to = ref::makeStridedLayout({2, 64, 64}, 4, -2);

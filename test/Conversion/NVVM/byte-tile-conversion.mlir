@@ -83,8 +83,10 @@ func.func @to_hopper_scale(%src: memref<57600xi8>, %dst: memref<92160xi8>) {
 // -----
 
 // A transpose of Qwen3's scales ([E, 24, 2048]): K-contiguous to
-// N-contiguous: tiles of 512 columns x 24 rows (12 KiB), 4 per batch, every
-// tile full.
+// N-contiguous: tiles of 256 columns x 24 rows (6 KiB: under 8 KiB, a tile
+// is taken where its load runs are whole lines, here the 6 KiB of the
+// K-contiguous source, and its store runs two sectors or more, here 256
+// bytes per row), 8 per batch, every tile full.
 !k = !microscale.qtensor<3x768x2048, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -2>>
 !n = !microscale.qtensor<3x768x2048, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -1>>
 // With byte-tile-transposed-copies, the copy-in loads each group of four
@@ -102,7 +104,7 @@ func.func @to_hopper_scale(%src: memref<57600xi8>, %dst: memref<92160xi8>) {
 // QUADS-COUNT-12: llvm.inline_asm asm_dialect = att "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r"
 // QUADS: gpu.return
 // CHECK-LABEL: func.func @transpose
-// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_0 blocks in (%c12, %c1, %c1) threads in (%c256, %c1, %c1)
+// CHECK: gpu.launch_func @microscale_kernels::@convert_storage_0 blocks in (%c24, %c1, %c1) threads in (%c256, %c1, %c1)
 // CHECK: gpu.func @convert_storage_0(
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier

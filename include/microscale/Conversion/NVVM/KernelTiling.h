@@ -50,7 +50,7 @@ struct ConversionTiling {
   bool hoistTables = true;
   /// Byte tile kernel: the tile size below which the planner prefers a
   /// larger group (planByteTileConversion's `minTileBytes`).
-  int64_t minTileBytes = 8192;
+  int64_t minTileBytes = 4096;
   /// Staged kernel: tiles a block converts one after the other, their loads
   /// issued together (1, 2, 4 or 8).
   int64_t tilesPerBlock = 1;

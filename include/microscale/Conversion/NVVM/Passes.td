@@ -253,10 +253,12 @@ def MicroscaleNVVMSetTiling
            "(the next tile copied in while this one is gathered) or 1 (0: 2 "
            "where they fit in 48 KiB)">,
     Option<"byteTileMinTileBytes", "byte-tile-min-bytes", "int64_t",
-           /*default=*/"8192",
+           /*default=*/"4096",
            "Byte tile kernel: tiles smaller than this many bytes count as "
            "small, and a larger group of the long dim is taken where the "
-           "layouts allow (256 to 40960)">,
+           "layouts allow (256 to 40960); below 8192 bytes, so do tiles "
+           "whose load runs are shorter than 128 bytes or store runs "
+           "shorter than 64">,
     Option<"byteTileHoistTables", "byte-tile-hoist-tables", "bool",
            /*default=*/"true",
            "Byte tile kernel, persistent grid: a block reads its threads' "

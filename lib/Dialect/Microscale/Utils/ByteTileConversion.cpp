@@ -788,8 +788,36 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     return double(loaded * p.loadBytes + stored * p.storeBytes) /
            double(loaded + stored);
   };
+  // Whether every contiguous run of a kind-0 tile's `chunks` (of `w`
+  // bytes each) is at least `minRun` bytes long.
+  auto runsAtLeast = [](std::vector<int32_t> chunks, int64_t w,
+                        int64_t minRun) {
+    llvm::sort(chunks);
+    chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+    for (size_t i = 0; i < chunks.size();) {
+      size_t j = i + 1;
+      while (j < chunks.size() && chunks[j] == chunks[j - 1] + w)
+        ++j;
+      if (static_cast<int64_t>(j - i) * w < minRun)
+        return false;
+      i = j;
+    }
+    return true;
+  };
+  // A tile under `minTileBytes` is small, and so is one under
+  // kByteTileMinBytesShortRuns whose runs are short: loads of less than a
+  // line or stores of less than two sectors. Smaller tiles make more
+  // blocks, whose loads and stores then overlap, but a block waits for its
+  // whole tile before its first store (docs/performance.md).
   auto isSmall = [&](const ByteTilePlan &p) {
-    return p.group * p.span < minTileBytes;
+    const int64_t bytes = p.group * p.span;
+    if (bytes < minTileBytes)
+      return true;
+    if (bytes >= kByteTileMinBytesShortRuns)
+      return false;
+    const ByteTilePlan::Kind &k = p.kinds.front();
+    return !runsAtLeast(k.sourceChunks, p.loadBytes, 128) ||
+           !runsAtLeast(k.destChunks, p.storeBytes, 64);
   };
   auto width = [](const ByteTilePlan &p) {
     return std::min(p.loadBytes, p.storeBytes);
@@ -830,46 +858,15 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
                     wholeShare(k.destChunks, k.destChunks.size(),
                                p.storeBytes, 32));
   };
-  // The share of a tile's loaded bytes that lie in contiguous source runs
-  // of at least a 128-byte line. A tile's loads are waited for before
-  // anything else in its block happens, and shorter runs were measured
-  // slower (docs/performance.md: 64-byte load runs slower than 128-byte
-  // ones on the same pair, 64-byte store runs not).
-  auto longLoadRuns = [&](const ByteTilePlan &p) {
-    std::vector<int32_t> chunks = p.kinds.front().sourceChunks;
-    llvm::sort(chunks);
-    chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
-    int64_t inLong = 0, total = 0;
-    for (size_t i = 0; i < chunks.size();) {
-      size_t j = i + 1;
-      while (j < chunks.size() && chunks[j] == chunks[j - 1] + p.loadBytes)
-        ++j;
-      const int64_t run = static_cast<int64_t>(j - i) * p.loadBytes;
-      total += run;
-      if (run >= 128)
-        inLong += run;
-      i = j;
-    }
-    return total ? double(inLong) / double(total) : 1.0;
-  };
-  // Tiles compare by whole sectors, then by load runs of whole lines, then
-  // by the accesses' width.
+  // Tiles compare by whole sectors, then by the accesses' width.
   auto moves = [&](const ByteTilePlan &p, const ByteTilePlan &current) {
     const double a = sectorUse(p), b = sectorUse(current);
     if (std::abs(a - b) > 1e-9)
       return a > b;
-    const double la = longLoadRuns(p), lb = longLoadRuns(current);
-    if (std::abs(la - lb) > 1e-9)
-      return la > lb;
     return bytesPerLoad(p) > bytesPerLoad(current) + 1e-9;
   };
   auto isDone = [&](const ByteTilePlan &p) {
     return !isSmall(p) && width(p) == 16 && sectorUse(p) > 1 - 1e-9;
-  };
-  // A group stops growing once its tile is done and its load runs are
-  // lines or longer.
-  auto isGroupDone = [&](const ByteTilePlan &p) {
-    return isDone(p) && longLoadRuns(p) > 1 - 1e-9;
   };
   // The best tile with `span` rows or columns of the cut dim, its accesses
   // at least `minWidth` bytes wide.
@@ -888,7 +885,7 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
             (!isSmall(*p) && moves(*p, *best));
         if (take)
           best = std::move(p);
-        if (isGroupDone(*best))
+        if (isDone(*best))
           break;
       }
       if (g == along)

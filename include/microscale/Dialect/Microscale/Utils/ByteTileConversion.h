@@ -179,10 +179,13 @@ struct ByteTilePlan {
   }
 };
 
-/// Limits of the plan: the shared memory a tile may take, and the tile's
-/// size below which a larger group is preferred.
+/// Limits of the plan: the shared memory a tile may take, the tile's size
+/// below which a larger group is preferred, and the size below which it is
+/// preferred too where the tile's load runs are shorter than a 128-byte
+/// line or its store runs shorter than two 32-byte sectors.
 inline constexpr int64_t kByteTileMaxSharedBytes = 40 * 1024;
-inline constexpr int64_t kByteTileMinBytes = 8 * 1024;
+inline constexpr int64_t kByteTileMinBytes = 4 * 1024;
+inline constexpr int64_t kByteTileMinBytesShortRuns = 8 * 1024;
 /// Plans with more gather patterns than this are not taken: their pattern
 /// table would no longer stay in the cache.
 inline constexpr int64_t kByteTileMaxPatterns = 1024;

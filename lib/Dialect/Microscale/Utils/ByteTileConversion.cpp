@@ -822,41 +822,35 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
   auto width = [](const ByteTilePlan &p) {
     return std::min(p.loadBytes, p.storeBytes);
   };
-  // The share of the `unit`-byte pieces (sectors, lines) that `count`
-  // distinct `w`-byte chunks at `chunks` touch and that they cover whole.
-  auto wholeShare = [](const std::vector<int32_t> &chunks, int64_t count,
-                       int64_t w, int64_t unit) {
-    std::vector<int64_t> pieces;
-    pieces.reserve(chunks.size());
-    for (int32_t c : chunks)
-      for (int64_t s = c / unit; s <= (c + w - 1) / unit; ++s)
-        pieces.push_back(s);
-    llvm::sort(pieces);
-    const int64_t distinct =
-        std::unique(pieces.begin(), pieces.end()) - pieces.begin();
-    return distinct ? double(count * w) / double(unit * distinct) : 1.0;
-  };
-  // The distinct source chunks of a tile of kind 0 (a transposed copy-in's
-  // fillers read a chunk twice).
-  auto distinctSourceChunks = [](const ByteTilePlan &p) {
-    const ByteTilePlan::Kind &k = p.kinds.front();
-    if (!p.transposedQuads)
-      return static_cast<int64_t>(k.sourceChunks.size());
-    std::vector<int32_t> distinct = k.sourceChunks;
-    llvm::sort(distinct);
-    return static_cast<int64_t>(
-        std::unique(distinct.begin(), distinct.end()) - distinct.begin());
-  };
   // The share of the 32-byte sectors a tile touches (on its worse side)
   // that it reads or writes whole: DRAM moves sectors, so a tile whose rows
   // end mid-sector moves bytes it does not use, or writes sectors in
   // halves that another tile completes later.
-  auto sectorUse = [&](const ByteTilePlan &p) {
+  auto sectorUse = [](const ByteTilePlan &p) {
+    // `chunks` holds `count` distinct chunks.
+    auto side = [](const std::vector<int32_t> &chunks, int64_t count,
+                   int64_t w) {
+      std::vector<int64_t> sectors;
+      sectors.reserve(chunks.size());
+      for (int32_t c : chunks)
+        for (int64_t s = c / 32; s <= (c + w - 1) / 32; ++s)
+          sectors.push_back(s);
+      llvm::sort(sectors);
+      const int64_t distinct =
+          std::unique(sectors.begin(), sectors.end()) - sectors.begin();
+      return distinct ? double(count * w) / double(32 * distinct) : 1.0;
+    };
     const ByteTilePlan::Kind &k = p.kinds.front();
-    return std::min(wholeShare(k.sourceChunks, distinctSourceChunks(p),
-                               p.loadBytes, 32),
-                    wholeShare(k.destChunks, k.destChunks.size(),
-                               p.storeBytes, 32));
+    int64_t sourceCount = k.sourceChunks.size();
+    if (p.transposedQuads) {
+      // The groups' fillers read a chunk twice.
+      std::vector<int32_t> distinct = k.sourceChunks;
+      llvm::sort(distinct);
+      sourceCount =
+          std::unique(distinct.begin(), distinct.end()) - distinct.begin();
+    }
+    return std::min(side(k.sourceChunks, sourceCount, p.loadBytes),
+                    side(k.destChunks, k.destChunks.size(), p.storeBytes));
   };
   // Tiles compare by whole sectors, then by the accesses' width.
   auto moves = [&](const ByteTilePlan &p, const ByteTilePlan &current) {

@@ -131,7 +131,8 @@ FailureOr<ConversionTiling> mlir::microscale::getConversionTiling(Operation *op)
   reader.check("units_per_thread", tiling.unitsPerThread, 1, 64);
   reader.check("resident_blocks", tiling.residentBlocks, 0, 64);
   reader.check("buffers", tiling.buffers, 0, 2);
-  reader.check("min_tile_bytes", tiling.minTileBytes, 256, 40960);
+  reader.check("min_tile_bytes", tiling.minTileBytes, 256,
+               kByteTileMaxSharedBytes);
   if (failed(reader.finish()))
     return failure();
   return tiling;

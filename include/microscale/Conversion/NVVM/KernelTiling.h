@@ -10,6 +10,7 @@
 #ifndef MICROSCALE_CONVERSION_NVVM_KERNELTILING_H
 #define MICROSCALE_CONVERSION_NVVM_KERNELTILING_H
 
+#include "microscale/Dialect/Microscale/Utils/ByteTileConversion.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
 
@@ -50,7 +51,7 @@ struct ConversionTiling {
   bool hoistTables = true;
   /// Byte tile kernel: the tile size below which the planner prefers a
   /// larger group (planByteTileConversion's `minTileBytes`).
-  int64_t minTileBytes = 4096;
+  int64_t minTileBytes = kByteTileMinBytes;
   /// Staged kernel: tiles a block converts one after the other, their loads
   /// issued together (1, 2, 4 or 8).
   int64_t tilesPerBlock = 1;

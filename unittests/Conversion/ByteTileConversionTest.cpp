@@ -11,6 +11,7 @@
 #include "microscale/Reference/Layout.h"
 #include "microscale/Reference/TritonLayouts.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "gtest/gtest.h"
 
 #include <algorithm>
@@ -383,6 +384,52 @@ TEST(ByteTilePlan, SmallTilesNeedLongRuns) {
       /*minTileBytes=*/8192);
   ASSERT_TRUE(large);
   EXPECT_EQ(large->group * large->span, 128 * 90);
+}
+
+// The transposes from the N-contiguous form read every destination byte
+// from its own shared word, down a column whose rows share banks. The
+// best 4-byte padding spreads them to a conflict degree of ~2 but costs
+// the copy-in its cp.async; pads of 16 bytes with each chunk's reads in a
+// rotated order spread them better and keep it (docs/design.md, "Rotated
+// byte gathers"). Where the aligned layout gains less than
+// kByteTileAlignedLayoutMinGain, the padded one stays (no rotation).
+TEST(ByteTilePlan, RotatedGatherKeepsCpAsync) {
+  std::mt19937 rng(11);
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{2, 90, 5760}, {2, 90, 2880}, {2, 90, 320}}) {
+    auto from = ref::makeStridedLayout(shape, 8, -1);
+    auto to = ref::makeStridedLayout(shape, 8, -2);
+    const std::string what = "strided(-1) -> strided(-2) on 90 x " +
+                             std::to_string(shape[2]);
+    std::optional<ByteTilePlan> plan = planByteTileConversion(*from, *to);
+    ASSERT_TRUE(plan) << what;
+    EXPECT_EQ(plan->kinds[0].gather, ByteTileGather::bytes) << what;
+    EXPECT_FALSE(plan->kinds[0].chunkRotation.empty()) << what;
+    EXPECT_EQ(plan->sharedStoreBytes, 16) << what;
+    EXPECT_EQ(plan->sharedPad % 16, 0) << what;
+    EXPECT_LT(plan->conflictDegree, 1.5) << what;
+    // Not every chunk reads in order (a rotation of all zeros would be
+    // the plain gather).
+    EXPECT_TRUE(llvm::any_of(plan->kinds[0].chunkRotation,
+                             [](uint8_t r) { return r != 0; }))
+        << what;
+    // Edge tiles (2880 and 320 columns are 22.5 and 2.5 tiles of 128)
+    // rotate by the same rule, and every byte lands where the reference
+    // puts it, rotated back.
+    if (plan->hasEdge)
+      EXPECT_EQ(plan->kinds.size(), 2u) << what;
+    expectPlanExact(*plan, *from, *to, rng, what);
+  }
+  // The Blackwell atom into the K-contiguous form: aligned pads spread its
+  // word reads worse than 4-byte pads; the padded layout stays.
+  std::vector<int64_t> shape{2, 90, 5760};
+  auto from = kScaleLayouts[4].make(shape);
+  auto to = ref::makeStridedLayout(shape, 8, -2);
+  std::optional<ByteTilePlan> plan = planByteTileConversion(*from, *to);
+  ASSERT_TRUE(plan);
+  for (const ByteTilePlan::Kind &kind : plan->kinds)
+    EXPECT_TRUE(kind.chunkRotation.empty());
+  EXPECT_LT(plan->sharedStoreBytes, 16);
 }
 
 TEST(ByteTilePlan, RefusesNibbles) {

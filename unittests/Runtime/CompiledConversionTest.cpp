@@ -15,6 +15,7 @@
 #include "microscale/Dialect/Microscale/Transforms/StorageLowering.h"
 #include "microscale/Dialect/Microscale/Utils/BandCopy.h"
 #include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
+#include "microscale/Dialect/Microscale/Utils/ByteTileConversion.h"
 #include "microscale/Reference/Layout.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -873,6 +874,33 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostEveryPairOfScaleLayouts) {
           debugString(type({2, 2880, 320}, "mxfp4", 1, "#microscale.strided", b));
       EXPECT_EQ(host.notPlanned.find(pair), std::string::npos) << pair;
     }
+}
+
+// The rotated byte gather (ByteTilePlan::Kind::chunkRotation): the
+// N-contiguous scales transposed into the K-contiguous form on gpt-oss's 90
+// scale rows, whole tiles and an edge tile (320 columns: 2.5 tiles), one
+// block per tile and persistent blocks with two buffers, through the
+// kernel's own emitter (its rotate-back of the gathered words).
+TEST_F(Fixture, ByteTileGPUKernelOnHostRotatedGather) {
+  auto from = ::microscale::ref::makeStridedLayout({2, 90, 320}, 8, -1);
+  auto to = ::microscale::ref::makeStridedLayout({2, 90, 320}, 8, -2);
+  std::optional<ByteTilePlan> plan = planByteTileConversion(*from, *to);
+  ASSERT_TRUE(plan);
+  ASSERT_FALSE(plan->kinds[0].chunkRotation.empty());
+  ASSERT_TRUE(plan->hasEdge);
+  unsigned seed = 2600;
+  for (int64_t persistent : {std::numeric_limits<int64_t>::max(), int64_t(3)}) {
+    ByteTileOnHost host(*this);
+    host.persistentBlocks = persistent;
+    for (auto [a, b] : {std::pair{"#microscale.strided",
+                                  "#microscale.strided<major_dim = -2>"},
+                        std::pair{"#microscale.strided<major_dim = -2>",
+                                  "#microscale.strided"}})
+      host.check(type({2, 2880, 320}, "mxfp4", 1, "#microscale.strided", a),
+                 type({2, 2880, 320}, "mxfp4", 1, "#microscale.strided", b),
+                 StoragePart::scales, seed++);
+    EXPECT_EQ(host.planned, host.total) << host.notPlanned;
+  }
 }
 
 // The byte gather (byte-tile-word-gather=false) on the pairs that otherwise

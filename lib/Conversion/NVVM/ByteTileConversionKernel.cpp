@@ -41,7 +41,8 @@ using namespace mlir::microscale::codegen;
 namespace {
 /// The plan's tables concatenated over its kinds, with each kind's start.
 /// `destChunks` holds two words per destination chunk, read together: its
-/// offset, and its gather base | pattern << 16.
+/// offset (| its read order's rotation, ByteTilePlan::Kind::chunkRotation),
+/// and its gather base | pattern << 16.
 struct ByteTileTables {
   std::vector<int32_t> sourceChunks, destChunks;
   std::vector<int16_t> patterns;
@@ -53,7 +54,12 @@ struct ByteTileTables {
       destStart.push_back(destChunks.size() / 2);
       llvm::append_range(sourceChunks, kind.sourceChunks);
       for (size_t c = 0; c < kind.destChunks.size(); ++c) {
-        destChunks.push_back(kind.destChunks[c]);
+        // A rotated gather's rotation in the offset's low bits (the planner
+        // rotates only chunks aligned to their width).
+        destChunks.push_back(kind.destChunks[c] |
+                             (kind.chunkRotation.empty()
+                                  ? 0
+                                  : int32_t(kind.chunkRotation[c])));
         destChunks.push_back(static_cast<int32_t>(
             uint32_t(kind.chunkBase[c]) | uint32_t(kind.chunkPattern[c]) << 16));
       }
@@ -355,6 +361,7 @@ public:
     // the next: shared reads, permutes, stores.
     const int64_t width = plan.storeBytes;
     const ByteTileGather gather = plan.kinds[kind].gather;
+    const bool rotated = !plan.kinds[kind].chunkRotation.empty();
     SmallVector<Value> chunkBytes;
     for (size_t chunk = 0; chunk < t.entries.size(); ++chunk) {
       Value offsets = t.patterns[chunk];
@@ -407,6 +414,10 @@ public:
           words.push_back(permute(low, high, selector(2)));
         }
       }
+      if (rotated)
+        words = rotateBack(words, e.band(vector::ExtractOp::create(
+                                             b, loc, t.entries[chunk], 0),
+                                         width - 1));
       chunkBytes.push_back(vector::BitCastOp::create(
           b, loc, VectorType::get({width}, i8),
           vector::FromElementsOp::create(
@@ -417,14 +428,44 @@ public:
       // Lambdas may not capture structured bindings before C++20.
       Value entry = entryValue, bytes = bytesValue;
       guarded(inRange, [&] {
-        Value offset = arith::IndexCastOp::create(
-            b, loc, b.getIndexType(),
-            vector::ExtractOp::create(b, loc, entry, 0));
+        Value word = vector::ExtractOp::create(b, loc, entry, 0);
+        if (rotated)
+          word = e.band(word, ~int64_t(width - 1));
+        Value offset =
+            arith::IndexCastOp::create(b, loc, b.getIndexType(), word);
         vector::StoreOp::create(b, loc, bytes, dest,
                                 ValueRange{e.add(base, offset)}, false,
                                 llvm::MaybeAlign(width));
       });
     }
+  }
+
+  /// A chunk gathered in an order rotated by `rotation` bytes (an i32,
+  /// below 16; ByteTilePlan::Kind::chunkRotation) in its destination
+  /// order: destination word j is gathered bytes 4j - rotation to 4j -
+  /// rotation + 3 (mod 16), i.e. the gathered words rotated by rotation / 4
+  /// (two rounds of selects), then each word's bytes taken from it and the
+  /// word before by one permute.
+  SmallVector<Value> rotateBack(ArrayRef<Value> gathered, Value rotation) {
+    assert(gathered.size() == 4 && "rotated gathers are 16-byte chunks");
+    SmallVector<Value> words(gathered);
+    for (int64_t bit : {1, 2}) {
+      Value set = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                        e.band(rotation, 4 * bit), e.i32(0));
+      SmallVector<Value> moved;
+      for (int64_t j = 0; j < 4; ++j)
+        moved.push_back(arith::SelectOp::create(b, loc, set,
+                                                words[(j - bit + 4) % 4],
+                                                words[j]));
+      words = moved;
+    }
+    // Bytes 4 - s to 7 - s of (word j - 1, word j), s = rotation % 4.
+    Value selector = arith::SubIOp::create(
+        b, loc, e.i32(0x7654), e.mul(e.band(rotation, 3), e.i32(0x1111)));
+    SmallVector<Value> result;
+    for (int64_t j = 0; j < 4; ++j)
+      result.push_back(permute(words[(j + 3) % 4], words[j], selector));
+    return result;
   }
 
   /// `body` where `condition` holds (always, where it is null).

@@ -166,6 +166,31 @@ func.func @to_blackwell_scale(%src: memref<?xi8>, %dst: memref<?xi8>) {
 
 // -----
 
+// gpt-oss's scales from the N-contiguous form to the K-contiguous one: a
+// transpose whose gather reads every byte from its own shared word. Pads of
+// 16 bytes keep the copy-in on cp.async, and each chunk's reads go in a
+// rotated order (the rotation in the low 4 bits of its destination offset)
+// that the kernel undoes with selects and a byte permute per word before
+// its 16-byte store.
+!s6 = !microscale.qtensor<2x2880x5760, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -1>>
+!k6 = !microscale.qtensor<2x2880x5760, f4E2M1FN, f8E8M0FNU, block = 32, axis = 1, scales = #microscale.strided<major_dim = -2>>
+// CHECK-LABEL: func.func @rotated_gather
+// CHECK: blocks in (%c90, %c1, %c1)
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache = cg
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: arith.andi %{{.*}}, %c15_i32
+// CHECK: arith.select
+// CHECK: prmt.b32
+// CHECK: arith.andi %{{.*}}, %c-16_i32
+// CHECK: vector.store %{{.*}}, %arg1[%{{.*}}] {alignment = 16 : i64} : memref<1036800xi8>, vector<16xi8>
+// CHECK: gpu.return
+func.func @rotated_gather(%src: memref<?xi8>, %dst: memref<?xi8>) {
+  microscale.convert_storage scales %src, %dst : !s6 -> !k6, memref<?xi8>, memref<?xi8>
+  return
+}
+
+// -----
+
 // 224 scale rows (K = 7168, a DeepSeek-V3-sized expert) by Hopper's
 // 256-column period would be 56 KiB: the tiles cut K into 7 spans of 32
 // rows (whole 32-byte sectors of the K-contiguous side). 2 batches x 7

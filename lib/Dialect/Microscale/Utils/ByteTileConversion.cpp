@@ -8,7 +8,9 @@
 #include <cstring>
 #include <map>
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 using namespace mlir::microscale;
 using ::microscale::ref::Layout;
@@ -240,8 +242,10 @@ KindGather chooseGather(const std::vector<int64_t> &loadedOf, int64_t w,
 
 /// The gather's bank conflicts for kind 0 with `threads` threads: the
 /// average over warp-wide reads of the most distinct 4-byte words any bank
-/// serves.
-double conflictDegree(const ByteTilePlan &plan, const KindGather &gather) {
+/// serves. `rotation`: the byte gather's read order per chunk
+/// (ByteTilePlan::Kind::chunkRotation), or empty.
+double conflictDegree(const ByteTilePlan &plan, const KindGather &gather,
+                      llvm::ArrayRef<uint8_t> rotation = {}) {
   const int64_t r = gather.readsPerChunk;
   const int64_t chunks = static_cast<int64_t>(gather.reads.size()) / r;
   int64_t total = 0, reads = 0;
@@ -253,7 +257,10 @@ double conflictDegree(const ByteTilePlan &plan, const KindGather &gather) {
       count.fill(0);
       int degree = 0;
       for (int64_t lane = 0; lane < lanes; ++lane) {
-        const int64_t loaded = gather.reads[(first + lane) * r + k];
+        const int64_t c = first + lane;
+        const int64_t loaded =
+            gather.reads[c * r + (rotation.empty() ? k
+                                                   : (k + rotation[c]) % r)];
         const int64_t word =
             (loaded < 0 ? plan.zeroByte : plan.sharedPosition(loaded)) / 4;
         const int bank = word % 32;
@@ -268,6 +275,75 @@ double conflictDegree(const ByteTilePlan &plan, const KindGather &gather) {
     }
   }
   return reads ? double(total) / reads : 1.0;
+}
+
+/// Read orders for a byte gather (ByteTilePlan::Kind::chunkRotation):
+/// warp by warp (32 consecutive chunks, as the threads take them), each
+/// chunk's rotation the one whose reads add the least to the banks the
+/// warp's other chunks already load at each step (the sum of squared
+/// distinct words per bank), in two passes over the warp. Empty where the
+/// rotations do not lower the conflict degree.
+std::vector<uint8_t> chooseRotations(const ByteTilePlan &plan,
+                                     const KindGather &gather) {
+  const int64_t r = gather.readsPerChunk;
+  if (gather.mode != ByteTileGather::bytes || r != 16)
+    return {};
+  const int64_t chunks = static_cast<int64_t>(gather.reads.size()) / r;
+  std::vector<int64_t> word(gather.reads.size());
+  for (size_t i = 0; i < word.size(); ++i)
+    word[i] = (gather.reads[i] < 0 ? plan.zeroByte
+                                   : plan.sharedPosition(gather.reads[i])) /
+              4;
+  std::vector<uint8_t> rotation(chunks, 0);
+  // Per step and bank: the distinct words the warp reads there, counted.
+  std::array<std::array<llvm::SmallVector<std::pair<int64_t, int>, 4>, 32>,
+             16>
+      banks;
+  auto update = [&](int64_t c, int64_t rot, int delta) {
+    for (int64_t k = 0; k < r; ++k) {
+      const int64_t w = word[c * r + (k + rot) % r];
+      auto &list = banks[k][w % 32];
+      auto it = llvm::find_if(list, [&](auto &p) { return p.first == w; });
+      if (it == list.end()) {
+        list.push_back({w, delta});
+        continue;
+      }
+      it->second += delta;
+      if (it->second == 0)
+        list.erase(it);
+    }
+  };
+  for (int64_t first = 0; first < chunks; first += 32) {
+    const int64_t last = std::min<int64_t>(first + 32, chunks);
+    for (auto &step : banks)
+      for (auto &list : step)
+        list.clear();
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t c = first; c < last; ++c) {
+        if (pass)
+          update(c, rotation[c], -1);
+        int64_t bestCost = INT64_MAX;
+        for (int64_t rot = 0; rot < r; ++rot) {
+          int64_t cost = 0;
+          for (int64_t k = 0; k < r; ++k) {
+            const int64_t w = word[c * r + (k + rot) % r];
+            const auto &list = banks[k][w % 32];
+            const int64_t n =
+                int64_t(list.size()) +
+                (llvm::any_of(list, [&](auto &p) { return p.first == w; })
+                     ? 0
+                     : 1);
+            cost += n * n;
+          }
+          if (cost < bestCost) {
+            bestCost = cost;
+            rotation[c] = static_cast<uint8_t>(rot);
+          }
+        }
+        update(c, rotation[c], +1);
+      }
+  }
+  return rotation;
 }
 
 /// The chunks of one kind (`chunks`, sorted) in the copy-in's groups of
@@ -637,6 +713,7 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
   struct Choice {
     int64_t period, pad;
     double degree;
+    std::vector<uint8_t> rotation;
   };
   std::optional<Choice> best;
   // The width of the copy-in's shared stores: the chunks' where the
@@ -658,100 +735,167 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
     return degree * gatherReads +
            quadStoreWavefronts(plan, groups, sharedStoreBytes());
   };
-  std::optional<double> bestWavefronts;
-  for (int64_t period = 64; period <= 8192; period *= 2) {
-    if (period % plan.loadBytes)
-      continue;
-    for (int64_t pad = 0; pad <= 60; pad += 4) {
-      if (pad && period >= maxLoaded)
-        break;
-      // A transposed group's 64 bytes stay in one period.
-      if (plan.transposedQuads && period % 64)
+  // The best layout whose pads are multiples of `padStep` bytes; with
+  // `rotate`, byte gathers may read their chunks in rotated orders.
+  auto search = [&](int64_t padStep, bool rotate) {
+    std::optional<Choice> found;
+    std::optional<double> bestWavefronts;
+    for (int64_t period = 64; period <= 8192; period *= 2) {
+      if (period % plan.loadBytes)
         continue;
-      plan.sharedPeriod = period;
-      plan.sharedPad = pad;
-      plan.zeroByte = (plan.sharedPosition(maxLoaded) + 3) / 4 * 4;
-      const double degree = conflictDegree(plan, gathers[0]);
-      if (plan.transposedQuads) {
-        const double cost = wavefronts(degree);
-        if (!bestWavefronts || cost < *bestWavefronts - 1e-9) {
-          bestWavefronts = cost;
-          best = Choice{period, pad, degree};
+      for (int64_t pad = 0; pad <= 60; pad += padStep) {
+        if (pad && period >= maxLoaded)
+          break;
+        // A transposed group's 64 bytes stay in one period.
+        if (plan.transposedQuads && period % 64)
+          continue;
+        plan.sharedPeriod = period;
+        plan.sharedPad = pad;
+        plan.zeroByte = (plan.sharedPosition(maxLoaded) + 3) / 4 * 4;
+        double degree = conflictDegree(plan, gathers[0]);
+        if (plan.transposedQuads) {
+          const double cost = wavefronts(degree);
+          if (!bestWavefronts || cost < *bestWavefronts - 1e-9) {
+            bestWavefronts = cost;
+            found = Choice{period, pad, degree, {}};
+          }
+          continue;
         }
-        continue;
+        std::vector<uint8_t> rotation;
+        if (rotate && degree > 1 + 1e-9) {
+          rotation = chooseRotations(plan, gathers[0]);
+          const double rotated = conflictDegree(plan, gathers[0], rotation);
+          if (rotated < degree - 1e-9)
+            degree = rotated;
+          else
+            rotation.clear();
+        }
+        if (!found || degree < found->degree - 1e-9)
+          found = Choice{period, pad, degree, std::move(rotation)};
       }
-      if (!best || degree < best->degree - 1e-9)
-        best = Choice{period, pad, degree};
     }
+    return found;
+  };
+  best = search(4, false);
+  // Pads that leave the chunks unaligned cost the copy-in its cp.async
+  // (register loads, then narrower shared stores); where a layout of
+  // aligned pads, with rotated byte reads, spreads the gather clearly
+  // better, it is taken instead (docs/design.md, "Rotated byte gathers").
+  const auto storeBytesOf = [&](const Choice &c) {
+    return c.pad ? commonAlignment({plan.loadBytes, c.pad, c.period})
+                 : plan.loadBytes;
+  };
+  if (!plan.transposedQuads && plan.loadBytes == 16 && plan.storeBytes == 16 &&
+      storeBytesOf(*best) < 16) {
+    std::optional<Choice> aligned = search(16, true);
+    if (aligned &&
+        aligned->degree < best->degree - kByteTileAlignedLayoutMinGain)
+      best = std::move(aligned);
   }
   plan.sharedPeriod = best->period;
   plan.sharedPad = best->pad;
   plan.conflictDegree = best->degree;
   plan.sharedStoreBytes = sharedStoreBytes();
   plan.zeroByte = (plan.sharedPosition(maxLoaded) + 15) / 16 * 16;
+  // The full tile's read orders, and the edge tile's for the same layout.
+  plan.kinds[0].chunkRotation = std::move(best->rotation);
+  for (size_t k = 1;
+       k < plan.kinds.size() && !plan.kinds[0].chunkRotation.empty(); ++k) {
+    std::vector<uint8_t> rotation = chooseRotations(plan, gathers[k]);
+    if (!rotation.empty() &&
+        conflictDegree(plan, gathers[k], rotation) <
+            conflictDegree(plan, gathers[k]) - 1e-9)
+      plan.kinds[k].chunkRotation = std::move(rotation);
+  }
+  // A rotation travels in the low bits of the chunk's destination offset.
+  for (ByteTilePlan::Kind &kind : plan.kinds)
+    if (llvm::any_of(kind.destChunks,
+                     [&](int32_t o) { return o % plan.storeBytes; }))
+      kind.chunkRotation.clear();
   plan.sharedBytes = plan.zeroByte + 16;
   if (plan.sharedBytes > kByteTileMaxSharedBytes || plan.zeroByte > 0xFFFF)
     return std::nullopt;
   // Each chunk as its first read's position and the offsets of all its
   // reads from it (and the word gathers' permute selectors), the offsets
-  // shared between chunks.
-  std::map<std::vector<int16_t>, uint16_t> patternIndex;
-  const int64_t w = plan.storeBytes;
-  for (size_t k = 0; k < plan.kinds.size(); ++k) {
-    ByteTilePlan::Kind &kind = plan.kinds[k];
-    const KindGather &gather = gathers[k];
-    const int64_t r = gather.readsPerChunk;
-    for (size_t c = 0; c < kind.destChunks.size(); ++c) {
-      auto position = [&](int64_t read) {
-        const int64_t loaded = gather.reads[c * r + read];
-        return loaded < 0 ? plan.zeroByte : plan.sharedPosition(loaded);
-      };
-      const int64_t base = position(0);
-      std::vector<int16_t> pattern(w, 0);
-      for (int64_t read = 0; read < r; ++read) {
-        const int64_t offset = position(read) - base;
-        if (offset < INT16_MIN || offset > INT16_MAX)
-          return std::nullopt;
-        pattern[read] = static_cast<int16_t>(offset);
-      }
-      for (int64_t j = 0; j < w / 4 && gather.mode != ByteTileGather::bytes;
-           ++j) {
-        uint32_t low = 0, high = 0, merge = 0, pair = 0;
-        for (int64_t b = 0; b < 4; ++b) {
-          const int64_t x = c * w + 4 * j + b;
-          const uint32_t slot = gather.readOfByte[x];
-          const uint32_t byte = gather.byteInRead[x];
+  // shared between chunks. Rotated read orders multiply the patterns: where
+  // they would take more than the table may hold, the chunks read in order.
+  auto buildPatterns = [&]() -> bool {
+    std::map<std::vector<int16_t>, uint16_t> patternIndex;
+    const int64_t w = plan.storeBytes;
+    for (size_t k = 0; k < plan.kinds.size(); ++k) {
+      ByteTilePlan::Kind &kind = plan.kinds[k];
+      const KindGather &gather = gathers[k];
+      const int64_t r = gather.readsPerChunk;
+      for (size_t c = 0; c < kind.destChunks.size(); ++c) {
+        const int64_t rotation =
+            kind.chunkRotation.empty() ? 0 : kind.chunkRotation[c];
+        auto position = [&](int64_t read) {
+          const int64_t loaded = gather.reads[c * r + (read + rotation) % r];
+          return loaded < 0 ? plan.zeroByte : plan.sharedPosition(loaded);
+        };
+        const int64_t base = position(0);
+        std::vector<int16_t> pattern(w, 0);
+        for (int64_t read = 0; read < r; ++read) {
+          const int64_t offset = position(read) - base;
+          if (offset < INT16_MIN || offset > INT16_MAX)
+            return false;
+          pattern[read] = static_cast<int16_t>(offset);
+        }
+        for (int64_t j = 0; j < w / 4 && gather.mode != ByteTileGather::bytes;
+             ++j) {
+          uint32_t low = 0, high = 0, merge = 0, pair = 0;
+          for (int64_t b = 0; b < 4; ++b) {
+            const int64_t x = c * w + 4 * j + b;
+            const uint32_t slot = gather.readOfByte[x];
+            const uint32_t byte = gather.byteInRead[x];
+            if (gather.mode == ByteTileGather::wordPairs) {
+              pair |= (4 * (slot - 2 * j) + byte) << (4 * b);
+            } else if (slot < 2) {
+              low |= (4 * slot + byte) << (4 * b);
+              merge |= uint32_t(b) << (4 * b);
+            } else {
+              high |= (4 * (slot - 2) + byte) << (4 * b);
+              merge |= uint32_t(4 + b) << (4 * b);
+            }
+          }
+          auto entry = [&](int64_t part) {
+            return ByteTilePlan::getSelectorEntry(gather.mode, w, j, part);
+          };
           if (gather.mode == ByteTileGather::wordPairs) {
-            pair |= (4 * (slot - 2 * j) + byte) << (4 * b);
-          } else if (slot < 2) {
-            low |= (4 * slot + byte) << (4 * b);
-            merge |= uint32_t(b) << (4 * b);
+            pattern[entry(0)] = static_cast<int16_t>(pair);
           } else {
-            high |= (4 * (slot - 2) + byte) << (4 * b);
-            merge |= uint32_t(4 + b) << (4 * b);
+            pattern[entry(0)] = static_cast<int16_t>(low);
+            pattern[entry(1)] = static_cast<int16_t>(high);
+            pattern[entry(2)] = static_cast<int16_t>(merge);
           }
         }
-        auto entry = [&](int64_t part) {
-          return ByteTilePlan::getSelectorEntry(gather.mode, w, j, part);
-        };
-        if (gather.mode == ByteTileGather::wordPairs) {
-          pattern[entry(0)] = static_cast<int16_t>(pair);
-        } else {
-          pattern[entry(0)] = static_cast<int16_t>(low);
-          pattern[entry(1)] = static_cast<int16_t>(high);
-          pattern[entry(2)] = static_cast<int16_t>(merge);
+        auto [it, inserted] = patternIndex.try_emplace(
+            pattern, static_cast<uint16_t>(patternIndex.size()));
+        if (inserted) {
+          if (int64_t(patternIndex.size()) > kByteTileMaxPatterns)
+            return false;
+          llvm::append_range(plan.patterns, pattern);
         }
+        kind.chunkBase.push_back(static_cast<uint16_t>(base));
+        kind.chunkPattern.push_back(it->second);
       }
-      auto [it, inserted] = patternIndex.try_emplace(
-          pattern, static_cast<uint16_t>(patternIndex.size()));
-      if (inserted) {
-        if (int64_t(patternIndex.size()) > kByteTileMaxPatterns)
-          return std::nullopt;
-        llvm::append_range(plan.patterns, pattern);
-      }
-      kind.chunkBase.push_back(static_cast<uint16_t>(base));
-      kind.chunkPattern.push_back(it->second);
     }
+    return true;
+  };
+  if (!buildPatterns()) {
+    if (llvm::none_of(plan.kinds, [](const ByteTilePlan::Kind &kind) {
+          return !kind.chunkRotation.empty();
+        }))
+      return std::nullopt;
+    plan.patterns.clear();
+    for (ByteTilePlan::Kind &kind : plan.kinds) {
+      kind.chunkRotation.clear();
+      kind.chunkBase.clear();
+      kind.chunkPattern.clear();
+    }
+    plan.conflictDegree = conflictDegree(plan, gathers[0]);
+    if (!buildPatterns())
+      return std::nullopt;
   }
   return plan;
 }
@@ -959,8 +1103,10 @@ void mlir::microscale::runByteTilePlan(const ByteTilePlan &plan,
       const int16_t *entries = &plan.patterns[w * kind.chunkPattern[c]];
       uint8_t *out = &dest[destBase + kind.destChunks[c]];
       if (kind.gather == ByteTileGather::bytes) {
+        const int64_t rotation =
+            kind.chunkRotation.empty() ? 0 : kind.chunkRotation[c];
         for (int64_t k = 0; k < w; ++k)
-          out[k] = shared[kind.chunkBase[c] + entries[k]];
+          out[(k + rotation) % w] = shared[kind.chunkBase[c] + entries[k]];
         continue;
       }
       // The word gathers as the kernel runs them: word reads, permutes.

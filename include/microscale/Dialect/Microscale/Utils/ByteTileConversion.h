@@ -87,6 +87,14 @@ struct ByteTilePlan {
     /// two slots; wordQuads, slots 0 to 3, then per destination word the
     /// selectors of slots (0, 1), of slots (2, 3) and of those two results.
     ByteTileGather gather = ByteTileGather::bytes;
+    /// With the byte gather, where not empty: chunk c reads its bytes in
+    /// an order rotated by chunkRotation[c], so that at each of the
+    /// gather's steps the lanes of a warp read different banks (a
+    /// transpose's lanes would otherwise read rows of one column that
+    /// share a bank). Read k of the chunk, at chunkBase[c] + patterns[...
+    /// + k], is destination byte (k + chunkRotation[c]) % storeBytes; the
+    /// kernel rotates the gathered chunk back before storing it.
+    std::vector<uint8_t> chunkRotation;
   };
 
   /// Tiles: `group` indices of one of the last two logical dims
@@ -186,6 +194,11 @@ struct ByteTilePlan {
 inline constexpr int64_t kByteTileMaxSharedBytes = 40 * 1024;
 inline constexpr int64_t kByteTileMinBytes = 4 * 1024;
 inline constexpr int64_t kByteTileMinBytesShortRuns = 8 * 1024;
+/// How much lower (in conflict degree, ByteTilePlan::conflictDegree) the
+/// gather of a shared layout with 16-byte-aligned pads and rotated byte
+/// reads must be than that of the best layout with 4-byte pads, whose
+/// copy-in then loses cp.async, for the planner to take it.
+inline constexpr double kByteTileAlignedLayoutMinGain = 0.25;
 /// Plans with more gather patterns than this are not taken: their pattern
 /// table would no longer stay in the cache.
 inline constexpr int64_t kByteTileMaxPatterns = 1024;

@@ -6,7 +6,7 @@
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
 # ones; with "wgmma-ab", the wgmma kernel's default plans on real shapes,
-# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "wave-sweep", token tiles and K splits at M = 1000 and 256; with "tile-ab", the planner's tiles above a few hundred rows against 128-token ones; with "dynamic-ab", rows known at run time above 256: every tile the host code chooses between, beside the static plan; with "hopper-cases", the Hopper-layout cases listed in HOPPER_CASES; with "hopper-split-sweep", the cluster split of K at M = 64, 130 and 256 on eight shapes beside the planner's kernels; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not). With "sweep", the decode shapes instead, at several tilings; with "check",
+# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "wave-sweep", token tiles and K splits at M = 1000 and 256; with "tile-ab", the planner's tiles above a few hundred rows against 128-token ones; with "dynamic-ab", rows known at run time above 256: every tile the host code chooses between, beside the static plan; with "hopper-cases", the Hopper-layout cases listed in HOPPER_CASES; with "hopper-split-sweep", the cluster split of K at M = 64, 130 and 256 on eight shapes beside the planner's kernels; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not; "weight-copies-ab": the weight's words in registers against in shared memory). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -720,6 +720,22 @@ elif [ "$mode" = hopper-cases ]; then
   for c in "${hopper_cases[@]}"; do
     # shellcheck disable=SC2086
     emit_hopper $c
+  done
+elif [ "$mode" = weight-copies-ab ]; then
+  # The wgmma kernel's weight words queued in registers (the planner's
+  # choice) against copied into shared memory with the activations
+  # (weight_copies = "shared"): the ragged form and dense cp.async tiles,
+  # shapes whose N is not a multiple of the block's columns among them.
+  for options in "" "matmul-weight-copies=shared"; do
+    emit_hopper_moe 40 512 96 8 10 "$options"
+    emit_hopper_moe 512 2880 5760 32 128 "$options"
+    emit_hopper_moe 512 2880 2880 32 128 "$options"
+    emit_hopper_moe 2048 2880 5760 128 512 "$options"
+    emit_hopper_moe 512 1504 1000 32 128 "$options"
+    for mkn in "32 2880 5760" "48 2880 2880" "32 8192 8192" "40 1504 1000"; do
+      # shellcheck disable=SC2086
+      emit_hopper $mkn 0 0 0 0 0 0 0 0 "$options"
+    done
   done
 elif [ "$mode" = moe-dynamic ]; then
   emit_hopper_moe_dynamic 2880 5760 32 4 1 2 16 128 1000

@@ -168,6 +168,16 @@ MixedMatmulOptions clusterSplit(MixedMatmulOptions options, int64_t blocks) {
   return options;
 }
 
+/// `options` with the weight's words copied into shared memory with the
+/// activations (the wgmma kernel: activations by cp.async, each chunk
+/// decoded after the previous one's wgmmas).
+MixedMatmulOptions sharedWeights(MixedMatmulOptions options) {
+  options.weightCopies = WeightCopies::Shared;
+  options.activationCopies = ActivationCopies::CpAsync;
+  options.decodeOverlap = DecodeOverlap::Off;
+  return options;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, HopperLayoutMatmulOnHost,
     ::testing::Values(
@@ -219,6 +229,17 @@ INSTANTIATE_TEST_SUITE_P(
              wgmmaTiling(48, 4, 16, 3, ActivationCopies::CpAsync), 0},
         Case{90, 224, 120, 4,
              wgmmaTiling(48, 4, 16, 3, ActivationCopies::TMA), 0},
+        // The weight's words copied into the stages with the activations
+        // (weight_copies = "shared"): 3 stages over 4 chunks (the ring
+        // wraps), a half last chunk, N = 120 (a partial 64-column tile);
+        // two warpgroups of two 64-column tiles (one block past N = 200);
+        // K split over a cluster of 3 (the sums left in the activations'
+        // stages, below the weights').
+        Case{90, 224, 120, 4,
+             sharedWeights(wgmmaTiling(48, 4, 16, 3)), 0},
+        Case{130, 320, 200, 2, sharedWeights(wgmmaTiling(64, 8, 32, 2)), 0},
+        Case{72, 608, 80, 4,
+             sharedWeights(clusterSplit(wgmmaTiling(72, 4, 16, 0), 3)), 0},
         // K split over the blocks of a cluster, their sums added in rank
         // order: 10 chunks over 3 (3, 3, 4: the last with the half
         // chunk), cp.async; 7 chunks over 2 with TMA copies, fewer chunks
@@ -472,6 +493,9 @@ INSTANTIATE_TEST_SUITE_P(
         // wgmma: two warpgroups of two 64-column tiles (256 columns, all
         // but 40 past N), 16-token tiles, 2 stages.
         RaggedCase{wgmmaTiling(16, 8, 32, 2)},
+        // The same with the weight's words copied into shared memory.
+        RaggedCase{sharedWeights(wgmmaTiling(16, 8, 32, 2))},
+        RaggedCase{sharedWeights({})},
         // wgmma with K split over a cluster of 3 (one chunk each, the last
         // the half chunk): the sums of every token tile added in rank order.
         RaggedCase{clusterSplit({}, 3)},

@@ -141,6 +141,30 @@ inline void copyActivationUnit(Emitter &at, Value shared, Value dest,
                           at.select(inside, at.i32(16), at.i32(0)));
 }
 
+/// `bytes` (4 or 16) bytes at byte `source` of the i8 buffer `global` into
+/// byte `dest` of the shared buffer `shared` (i32 words): cp.async (16
+/// bytes bypassing L1, 4 through it: cp.async's only forms of those
+/// sizes); on the host, the same bytes by a vector load and store.
+inline void copyBytes(Emitter &at, Value shared, Value dest, Value global,
+                      Value source, int64_t bytes, bool onHost) {
+  OpBuilder &b = at.builder();
+  Location loc = at.location();
+  if (onHost) {
+    Value words = vector::BitCastOp::create(
+        b, loc, VectorType::get({bytes / 4}, b.getI32Type()),
+        vector::LoadOp::create(b, loc, VectorType::get({bytes}, b.getI8Type()),
+                               global, ValueRange{source}));
+    vector::StoreOp::create(b, loc, words, shared,
+                            ValueRange{at.div(dest, 4)});
+    return;
+  }
+  NVVM::CpAsyncOp::create(b, loc, pointerToByte(b, loc, shared, dest, 3),
+                          pointerToByte(b, loc, global, source, 1), bytes,
+                          bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                      : NVVM::LoadCacheModifierKind::CA,
+                          Value());
+}
+
 /// Emits the kernel's parts, per lane: the same code runs in the kernel
 /// (lane = the thread's lane) and in the host emulation (lane = a loop).
 class HopperMatmulEmitter {
@@ -185,6 +209,41 @@ public:
             at.div(at.mul(at.add(warp, 1), p.chunks), p.split)};
   }
 
+  /// The byte offset in the value image of lane `lane`'s 16 bytes of
+  /// 16-column tile `tile`, chunk `chunk`: 4 words, K steps j = 0..3.
+  Value valueOffset(Emitter &at, Value tile, Value lane, Value chunk) const {
+    Value g = at.div(lane, 4), q = at.rem(lane, 4);
+    Value row = at.add(at.mul(tile, 4), at.div(g, 2));
+    Value offset =
+        at.add(at.add(at.mul(row, p.rowBytes), at.mul(chunk, 128)),
+               at.add(at.mul(at.rem(g, 2), 64), at.mul(q, 16)));
+    return valueBase ? at.add(offset, valueBase) : offset;
+  }
+
+  /// The byte offset in the scale image of lane `lane`'s 4 scale codes of
+  /// 16-column tile `tile`, chunk `chunk`.
+  Value scaleOffset(Emitter &at, Value tile, Value lane, Value chunk) const {
+    Value g = at.div(lane, 4);
+    const int64_t w = p.scaleWarps;
+    Value scaleRow = at.add(at.mul(at.div(tile, 2 * w), w), at.rem(tile, w));
+    Value offset = at.add(
+        at.add(at.mul(scaleRow, p.scaleRowBytes), at.mul(chunk, 64)),
+        at.add(at.mul(at.rem(at.div(tile, w), 2), 32), at.mul(g, 4)));
+    return scaleBase ? at.add(offset, scaleBase) : offset;
+  }
+
+  /// Whether chunk `chunk`'s K values from 32 on are inside K (null where
+  /// every chunk is whole): the upper two words of a half last chunk are
+  /// past K and read as zeros.
+  Value upperHalfInK(Emitter &at, Value chunk) const {
+    return p.tail ? at.lt(at.mul(chunk, kChunkK), p.k - 32) : Value();
+  }
+  /// Weight word `j` (K step j) of a chunk as the decode takes it: zero
+  /// past K (`upperInK`: upperHalfInK).
+  Value weightWord(Emitter &at, Value word, int64_t j, Value upperInK) const {
+    return upperInK && j >= 2 ? at.select(upperInK, word, at.i32(0)) : word;
+  }
+
   /// The words lane `lane` of a warp on block `block`'s columns loads for
   /// chunk `chunk`.
   ChunkWords load(Emitter &at, Value block, Value lane, Value chunk) const {
@@ -193,39 +252,22 @@ public:
     Type i8 = b.getI8Type(), i32 = b.getI32Type(), bf16 = b.getBF16Type();
     Value g = at.div(lane, 4), q = at.rem(lane, 4);
     ChunkWords d;
-    // A half last chunk: its K values from 32 on are past K.
-    Value upperInK;
-    if (p.tail)
-      upperInK = at.lt(at.mul(chunk, kChunkK), p.k - 32);
+    Value upperInK = upperHalfInK(at, chunk);
     for (int64_t cg = 0; cg < p.columnGroups; ++cg) {
       Value tile = at.add(at.mul(block, p.columnGroups), cg);
-      Value row = at.add(at.mul(tile, 4), at.div(g, 2));
-      Value offset = at.add(
-          at.add(at.mul(row, p.rowBytes), at.mul(chunk, 128)),
-          at.add(at.mul(at.rem(g, 2), 64), at.mul(q, 16)));
-      if (valueBase)
-        offset = at.add(offset, valueBase);
       Value bytes = vector::LoadOp::create(
-          b, loc, VectorType::get({16}, i8), values, ValueRange{offset},
-          false, llvm::MaybeAlign(16));
+          b, loc, VectorType::get({16}, i8), values,
+          ValueRange{valueOffset(at, tile, lane, chunk)}, false,
+          llvm::MaybeAlign(16));
       Value words =
           vector::BitCastOp::create(b, loc, VectorType::get({4}, i32), bytes);
-      for (int64_t j = 0; j < 4; ++j) {
-        Value w = vector::ExtractOp::create(b, loc, words, j);
-        if (upperInK && j >= 2)
-          w = at.select(upperInK, w, at.i32(0));
-        d.weight.push_back(w);
-      }
-      const int64_t w = p.scaleWarps;
-      Value scaleRow = at.add(at.mul(at.div(tile, 2 * w), w), at.rem(tile, w));
-      Value scaleOffset = at.add(
-          at.add(at.mul(scaleRow, p.scaleRowBytes), at.mul(chunk, 64)),
-          at.add(at.mul(at.rem(at.div(tile, w), 2), 32), at.mul(g, 4)));
-      if (scaleBase)
-        scaleOffset = at.add(scaleOffset, scaleBase);
-      Value code = vector::LoadOp::create(b, loc, VectorType::get({4}, i8),
-                                          scales, ValueRange{scaleOffset},
-                                          false, llvm::MaybeAlign(4));
+      for (int64_t j = 0; j < 4; ++j)
+        d.weight.push_back(weightWord(
+            at, vector::ExtractOp::create(b, loc, words, j), j, upperInK));
+      Value code = vector::LoadOp::create(
+          b, loc, VectorType::get({4}, i8), scales,
+          ValueRange{scaleOffset(at, tile, lane, chunk)}, false,
+          llvm::MaybeAlign(4));
       d.scale.push_back(vector::ExtractOp::create(
           b, loc,
           vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), code),
@@ -403,6 +445,10 @@ public:
               ValueRange{at.add(at.mul(outRowIndex, p.n), column)});
         }
   }
+
+  /// The weight's value and scale images (i8).
+  Value valueImage() const { return values; }
+  Value scaleImage() const { return scales; }
 
 private:
   const HopperMatmulPlan &p;

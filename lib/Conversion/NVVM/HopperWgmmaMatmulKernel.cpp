@@ -113,8 +113,21 @@ struct WgmmaPlan {
   // The next chunk's weight decoded while this chunk's wgmmas run (two
   // sets of A fragments live), else after waiting for them.
   bool overlapDecode = false;
+  // The weight's words copied by each thread's cp.async into the stages
+  // (after the activations' S stages, S more of weightStageBytes), in the
+  // activations' copy groups, and read back before their decode; else
+  // queued weightDepth chunks ahead in registers.
+  bool stagedWeights = false;
 
-  int64_t stageWords() const { return stages * stageBytes() / 4; }
+  int64_t stageWords() const {
+    return stages * (stageBytes() + weightStageBytes()) / 4;
+  }
+  /// Bytes of one stage of staged weights: per thread and warpgroup tile,
+  /// its 16 bytes of values (a run of threads() * groupTiles of them), then
+  /// its 4 scale codes.
+  int64_t weightStageBytes() const {
+    return stagedWeights ? threads() * groupTiles * (16 + 4) : 0;
+  }
   /// Bytes of dynamic shared memory the launch asks for (0: static).
   int64_t dynamicSharedBytes() const {
     return tensorMapCopies
@@ -412,10 +425,23 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   if (w.overlapDecode && !w.maxRegisters && !ragged && w.tokens >= 128)
     w.maxRegisters = std::min<int64_t>(
         255, chip.registersPerSM / (blocksPerSM * w.threads()) / 8 * 8);
-  if (w.stages < 2 || w.stages * w.stageBytes() > shared)
+  if (options.weightCopies == WeightCopies::Shared) {
+    if (w.tensorMapCopies || w.overlapDecode)
+      return op.emitOpError()
+             << "tiling weight_copies = \"shared\" needs the activations by "
+                "cp.async (activation_copies = \"cp.async\") and the decode "
+                "after the wgmmas (decode_overlap = \"off\")";
+    w.stagedWeights = true;
+    w.weightDepth = 0;
+    if (!options.activationStages)
+      w.stages = std::min(w.stages,
+                          shared / (w.stageBytes() + w.weightStageBytes()));
+  }
+  if (w.stages < 2 ||
+      w.stages * (w.stageBytes() + w.weightStageBytes()) > shared)
     return op.emitOpError()
            << "the Hopper-layout wgmma matmul needs at least 2 stages of "
-           << w.stageBytes() << " bytes (" << w.tokens
+           << w.stageBytes() + w.weightStageBytes() << " bytes (" << w.tokens
            << " tokens) in its " << shared
            << " bytes of shared memory; ask for fewer tokens per "
               "tile (tiling warp_rows) or fewer stages";
@@ -768,6 +794,65 @@ SmallVector<ChunkWords, 2> loadChunk(const WgmmaPlan &w,
   return words;
 }
 
+/// Staged weights: the byte offsets in the stages of thread `thread`'s 16
+/// value bytes and 4 scale codes of its warpgroup's tile `c` in stage
+/// `stage`. Each thread reads back only what it copied, so its own copy
+/// group's wait is all the order it needs; the layout keeps a warp's
+/// 16-byte reads in whole 128-byte rows (no bank conflicts).
+std::pair<Value, Value> weightSlots(const WgmmaPlan &w, Emitter &at,
+                                    Value stage, Value thread, int64_t c) {
+  Value base = at.add(at.index(w.stages * w.stageBytes()),
+                      at.mul(stage, w.weightStageBytes()));
+  Value unit = at.add(thread, c * w.threads());
+  return {at.add(base, at.mul(unit, 16)),
+          at.add(at.add(base, w.threads() * w.groupTiles * 16),
+                 at.mul(unit, 4))};
+}
+
+/// Staged weights: thread `thread`'s copies of its words of chunk `chunk`
+/// (absolute) into stage `stage`.
+void copyWeightChunk(const WgmmaPlan &w, const HopperMatmulEmitter &weights,
+                     const WgmmaEmitter &emitter, Emitter &at, Value stages,
+                     Value block, Value thread, Value chunk, Value stage,
+                     bool onHost) {
+  Value warp = at.div(thread, 32), lane = at.rem(thread, 32);
+  for (int64_t c = 0; c < w.groupTiles; ++c) {
+    Value tile = emitter.columnTile(at, block, warp, c);
+    auto [values, scales] = weightSlots(w, at, stage, thread, c);
+    copyBytes(at, stages, values, weights.valueImage(),
+              weights.valueOffset(at, tile, lane, chunk), 16, onHost);
+    copyBytes(at, stages, scales, weights.scaleImage(),
+              weights.scaleOffset(at, tile, lane, chunk), 4, onHost);
+  }
+}
+
+/// Staged weights: thread `thread`'s words of chunk `chunk` (absolute),
+/// read back from stage `stage` (words past K zeroed, as loadChunk's).
+SmallVector<ChunkWords, 2> readWeightChunk(const WgmmaPlan &w,
+                                           const HopperMatmulEmitter &weights,
+                                           Emitter &at, Value stages,
+                                           Value thread, Value chunk,
+                                           Value stage) {
+  OpBuilder &b = at.builder();
+  Location loc = at.location();
+  Value upperInK = weights.upperHalfInK(at, chunk);
+  SmallVector<ChunkWords, 2> words;
+  for (int64_t c = 0; c < w.groupTiles; ++c) {
+    auto [values, scales] = weightSlots(w, at, stage, thread, c);
+    Value four = vector::LoadOp::create(
+        b, loc, VectorType::get({4}, b.getI32Type()), stages,
+        ValueRange{at.div(values, 4)}, false, llvm::MaybeAlign(16));
+    ChunkWords d;
+    for (int64_t j = 0; j < 4; ++j)
+      d.weight.push_back(weights.weightWord(
+          at, vector::ExtractOp::create(b, loc, four, j), j, upperInK));
+    d.scale.push_back(
+        memref::LoadOp::create(b, loc, stages, ValueRange{at.div(scales, 4)}));
+    words.push_back(d);
+  }
+  return words;
+}
+
 /// Whether every tile's scale codes of `words` allow the folded decode.
 Value chunkFolds(const HopperMatmulEmitter &weights, Emitter &at,
                  ArrayRef<ChunkWords> words) {
@@ -1007,32 +1092,41 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         emitter.copyChunk(e, tokenBlock, thread,
                           e.add(firstChunk, e.index(s)), e.index(s),
                           copyRows);
+        if (w.stagedWeights)
+          copyWeightChunk(w, weights, emitter, e, stages, block, thread,
+                          e.add(firstChunk, e.index(s)), e.index(s),
+                          /*onHost=*/false);
       });
       NVVM::CpAsyncCommitGroupOp::create(b, loc);
     }
   }
-  SmallVector<ChunkWords, 2> first =
-      loadChunk(w, weights, emitter, e, block, warp, lane, firstChunk);
-  // The queue of weight words: chunks 1 .. D, oldest first.
-  SmallVector<Value> queue;
-  for (int64_t d = 1; d <= w.weightDepth; ++d)
-    llvm::append_range(
-        queue, flattenChunk(loadChunk(w, weights, emitter, e, block, warp, lane,
-                                      chunkAt(e, e.add(firstChunk, d)))));
   auto vote = [&](OpBuilder &at, Location l, Value folds) -> Value {
     Emitter x(at, l);
     return NVVM::VoteSyncOp::create(at, l, at.getI1Type(), x.i32(-1), folds,
                                     NVVM::VoteSyncKind::all);
   };
-  SmallVector<Value> fragments = weights.decodeByVote(
-      b, loc, vote(b, loc, chunkFolds(weights, e, first)), first);
+  // Weight words in registers: chunk 0 decoded, and the queue of chunks
+  // 1 .. D, oldest first, carried by the loop; staged weights: none (each
+  // chunk's words come from its stage).
+  SmallVector<Value> fragments, queue;
+  if (!w.stagedWeights) {
+    SmallVector<ChunkWords, 2> first =
+        loadChunk(w, weights, emitter, e, block, warp, lane, firstChunk);
+    for (int64_t d = 1; d <= w.weightDepth; ++d)
+      llvm::append_range(queue,
+                         flattenChunk(loadChunk(
+                             w, weights, emitter, e, block, warp, lane,
+                             chunkAt(e, e.add(firstChunk, d)))));
+    fragments = weights.decodeByVote(
+        b, loc, vote(b, loc, chunkFolds(weights, e, first)), first);
+  }
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   const int64_t accumulators = w.accumulators();
   SmallVector<Value> carried(accumulators, zero);
   carried.append(fragments);
   carried.append(queue);
-  const int64_t queued = w.base.chunkValues() * w.groupTiles;
-  const int64_t fragmentCount = 16 * w.groupTiles;
+  const int64_t queued = w.stagedWeights ? 0 : w.base.chunkValues() * w.groupTiles;
+  const int64_t fragmentCount = w.stagedWeights ? 0 : 16 * w.groupTiles;
   // One stage: the wgmmas of a chunk on its decoded A registers, then,
   // unless the plan overlaps the next chunk's decode with them, the wait
   // for them. Overlapped, the decode (its vote's branch included) lies
@@ -1067,8 +1161,9 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         SmallVector<Value> sums(args.take_front(accumulators));
         ValueRange fragments = args.slice(accumulators, fragmentCount);
         ValueRange queue = args.drop_front(accumulators + fragmentCount);
-        SmallVector<ChunkWords, 2> next =
-            unflattenChunk(w, queue.take_front(queued));
+        SmallVector<ChunkWords, 2> next;
+        if (!w.stagedWeights)
+          next = unflattenChunk(w, queue.take_front(queued));
         // Stage i has landed (TMA: phase i / S of its mbarrier; cp.async:
         // at most S - 2 later groups pending) and every warpgroup is done
         // with chunk i - 1's stage.
@@ -1101,6 +1196,10 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
             emitter.copyChunk(in, tokenBlock, thread,
                               in.add(firstChunk, ahead),
                               in.rem(ahead, depth), copyRows);
+          if (w.stagedWeights)
+            copyWeightChunk(w, weights, emitter, in, stages, block, thread,
+                            in.add(firstChunk, ahead), in.rem(ahead, depth),
+                            /*onHost=*/false);
         };
         if (!w.tensorMapCopies) {
           issueCopies();
@@ -1114,6 +1213,18 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
         for (int64_t j = 0; j < 4; ++j)
           descriptors.push_back(
               emitter.descriptor(body, descriptorBase, stage, j));
+        // Staged weights: this chunk's words from its stage, decoded, then
+        // its wgmmas (and the wait for them).
+        if (w.stagedWeights) {
+          SmallVector<ChunkWords, 2> words =
+              readWeightChunk(w, weights, body, stages, thread,
+                              body.add(firstChunk, i), stage);
+          SmallVector<Value> a = weights.decodeByVote(
+              lb, ll, vote(lb, ll, chunkFolds(weights, body, words)), words);
+          scf::YieldOp::create(lb, ll,
+                               wgmmaStage(lb, ll, sums, a, descriptors));
+          return;
+        }
         // Chunk i + D + 1's words load while the wgmmas run (past the last
         // chunk: the last again, unused).
         SmallVector<ChunkWords, 2> after =
@@ -1652,24 +1763,33 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
       Value thread = upTo(w.threads());
       emitter.copyChunk(e, tokenBlock, thread, chunk, stage,
                         emitter.copyRows(e, tokenBlock, thread));
+      if (w.stagedWeights)
+        copyWeightChunk(w, weights, emitter, e, stages, block, thread, chunk,
+                        stage, /*onHost=*/true);
     }
     {
       OpBuilder::InsertionGuard inner(b);
       Value warp = upTo(warps);
+      // A lane's words: from the stage it copied them into (staged
+      // weights), else loaded.
+      auto wordsOf = [&](Emitter &x, Value lane) {
+        if (w.stagedWeights)
+          return readWeightChunk(w, weights, x, stages,
+                                 x.add(x.mul(warp, 32), lane), chunk, stage);
+        return loadChunk(w, weights, emitter, x, block, warp, lane, chunk);
+      };
       auto vote = scf::ForOp::create(
           b, loc, e.index(0), e.index(32), e.index(1),
           ValueRange{arith::ConstantIntOp::create(b, loc, 1, 1)},
           [&](OpBuilder &lb, Location ll, Value lane, ValueRange all) {
             Emitter x(lb, ll);
-            SmallVector<ChunkWords, 2> words =
-                loadChunk(w, weights, emitter, x, block, warp, lane, chunk);
+            SmallVector<ChunkWords, 2> words = wordsOf(x, lane);
             scf::YieldOp::create(
                 lb, ll,
                 ValueRange{x.andI1(all[0], chunkFolds(weights, x, words))});
           });
       Value lane = upTo(32);
-      SmallVector<ChunkWords, 2> words =
-          loadChunk(w, weights, emitter, e, block, warp, lane, chunk);
+      SmallVector<ChunkWords, 2> words = wordsOf(e, lane);
       SmallVector<Value> fragments =
           weights.decodeByVote(b, loc, vote.getResult(0), words);
       for (int64_t f = 0; f < 16 * w.groupTiles; ++f)

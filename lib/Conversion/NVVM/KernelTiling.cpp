@@ -181,6 +181,10 @@ FailureOr<MixedMatmulOptions> mlir::microscale::getMatmulTiling(Operation *op) {
   unsigned overlap = 0;
   reader.choice("decode_overlap", {"chosen", "on", "off"}, overlap);
   tiling.decodeOverlap = static_cast<DecodeOverlap>(overlap);
+  unsigned weightCopies = 0;
+  reader.choice("weight_copies", {"chosen", "registers", "shared"},
+                weightCopies);
+  tiling.weightCopies = static_cast<WeightCopies>(weightCopies);
   if (failed(reader.finish()))
     return failure();
   reader.check("max_registers", tiling.maxRegisters, 0, 255);
@@ -270,6 +274,9 @@ struct SetTilingPass
         if (matmulDecodeOverlap.hasValue())
           entries.push_back(b.getNamedAttr(
               "decode_overlap", b.getStringAttr(matmulDecodeOverlap)));
+        if (matmulWeightCopies.hasValue())
+          entries.push_back(b.getNamedAttr(
+              "weight_copies", b.getStringAttr(matmulWeightCopies)));
       } else {
         return;
       }

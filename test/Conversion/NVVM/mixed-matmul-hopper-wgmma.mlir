@@ -42,6 +42,15 @@
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.on.mlir %t/on
 // RUN: FileCheck %s --check-prefix=UNDER --input-file %t/on/microscale_kernels.ptx
 // RUN: %if ptxas %{ %ptxas -v -arch=sm_90a %t/on/microscale_kernels.ptx -o %t/on.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// The weight's words copied into the stages with the activations
+// (cp.async of 16 value bytes and 4 scale codes per thread and chunk, in
+// the activations' copy groups), read back by each thread before its
+// decode; TMA copies cannot take them.
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-weight-copies=shared},microscale-gpu-to-ptx)" > %t.shared.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.shared.mlir %t/shared
+// RUN: FileCheck %s --check-prefix=SHARED --input-file %t/shared/microscale_kernels.ptx
+// RUN: %if ptxas %{ %ptxas -v -arch=sm_90a %t/shared/microscale_kernels.ptx -o %t/shared.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-weight-copies=shared matmul-activation-copies=tma},microscale-nvvm-outline-kernels)" 2>&1 | FileCheck %s --check-prefix=SHARED-TMA
 
 // M = 100, K = 160 (two chunks and a half), N = 80 (the image's padding
 // past N): one warpgroup per block (two would leave a single block), two
@@ -126,6 +135,18 @@ func.func @prefill(%a: memref<100x160xbf16>, %v: memref<32768xi8>, %s: memref<76
 // UNDER-NOT: wgmma.wait_group
 // UNDER: and.b32 {{.*}}, 0x81C081C0;
 // UNDER: wgmma.wait_group.sync.aligned 0;
+
+// SHARED: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16
+// SHARED: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4
+// SHARED: cp.async.commit_group;
+// SHARED: wgmma.commit_group.sync.aligned;
+// SHARED-NEXT: wgmma.wait_group.sync.aligned 0;
+// SHARED: cp.async.wait_group
+// SHARED: bar.sync 0;
+// SHARED: ld.shared.v4.b32
+// SHARED: ld.shared.b32
+
+// SHARED-TMA: error: 'microscale.mixed_matmul_storage' op tiling weight_copies = "shared" needs the activations by cp.async
 
 // PTXAS-NOT: C7513
 // PTXAS: Used {{[0-9]+}} registers

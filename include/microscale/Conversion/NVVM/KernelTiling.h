@@ -92,6 +92,12 @@ enum class ActivationCopies { Chosen, TMA, CpAsync };
 /// them.
 enum class DecodeOverlap { Chosen, On, Off };
 
+/// Where the wgmma matmul queues the weight's words ahead of their decode:
+/// in registers (each thread's loads a few chunks ahead) or in shared
+/// memory (each thread's cp.async into the activations' stages, in the
+/// same copy groups).
+enum class WeightCopies { Chosen, Registers, Shared };
+
 /// The tiling of the mixed_matmul kernel; 0 everywhere is chosen from the
 /// shape and the chip.
 struct MixedMatmulOptions {
@@ -108,6 +114,8 @@ struct MixedMatmulOptions {
   ActivationCopies activationCopies = ActivationCopies::Chosen;
   /// wgmma kernel: the next chunk's decode under this chunk's wgmmas.
   DecodeOverlap decodeOverlap = DecodeOverlap::Chosen;
+  /// wgmma kernel: where the weight's words wait for their decode.
+  WeightCopies weightCopies = WeightCopies::Chosen;
   /// wgmma kernel: blocks of a thread block cluster that split K, their
   /// sums added in rank order through distributed shared memory (1-8).
   int64_t clusterSplitK = 0;

@@ -135,6 +135,10 @@ def MicroscaleNVVMOutlineMatmul
     `decode_overlap` (the wgmma kernel: `"on"` decodes the next chunk's
     weight while this chunk's wgmmas run, `"off"` after waiting for them,
     `"chosen"`: on where the activations come by TMA),
+    `weight_copies` (the wgmma kernel: `"registers"` queues each thread's
+    weight words a few chunks ahead in registers, `"shared"` copies them
+    by cp.async into the activations' stages, in the same copy groups;
+    `"chosen"`: registers),
     `cluster_split_k` (the wgmma kernel: blocks of a cluster splitting K,
     1 to 8; 0: chosen); a tiling the kernel cannot take is reported at the op
     with what would fit. A `scaled_matmul_storage` left by
@@ -313,6 +317,13 @@ def MicroscaleNVVMSetTiling
            "chunk's weight is decoded while the previous chunk's wgmmas run "
            "(on), after waiting for them (off), or chosen (on where the "
            "activations come by TMA)">,
+    Option<"matmulWeightCopies", "matmul-weight-copies", "std::string",
+           /*default=*/"\"chosen\"",
+           "mixed_matmul, the Hopper-layout wgmma kernel: where the weight's "
+           "words wait for their decode: registers (loads a few chunks "
+           "ahead), shared (cp.async into the activations' stages; only "
+           "with cp.async activations and without the overlapped decode) "
+           "or chosen (registers)">,
     Option<"matmulClusterSplitK", "matmul-cluster-split-k", "int64_t",
            /*default=*/"0",
            "mixed_matmul, the Hopper-layout wgmma kernel: blocks of a "

@@ -89,6 +89,12 @@ using namespace mlir::microscale::hopperlayout;
 
 namespace {
 
+/// The ragged form's token tiles that take their weight's words from
+/// shared memory by default (where it measured faster: 16-token tiles
+/// ran slower, 8-token ones the same; larger tiles leave too few stages in
+/// the 48 KiB of static shared memory).
+constexpr int64_t kRaggedSharedWeightsMinTokens = 32;
+constexpr int64_t kRaggedSharedWeightsMaxTokens = 64;
 /// Bytes of one token's 64 K values: one swizzle row.
 constexpr int64_t kRowBytes = 128;
 /// The 128-byte swizzle repeats every 8 rows.
@@ -425,7 +431,23 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   if (w.overlapDecode && !w.maxRegisters && !ragged && w.tokens >= 128)
     w.maxRegisters = std::min<int64_t>(
         255, chip.registersPerSM / (blocksPerSM * w.threads()) / 8 * 8);
-  if (options.weightCopies == WeightCopies::Shared) {
+  // The weight's words: in shared memory with the activations on the
+  // ragged form's mid-sized tiles whose decode waits for the wgmmas, with
+  // registers capped so that four blocks of one warpgroup share an SM
+  // (without its register queue the kernel fits 128 with a few spilled
+  // bytes; the queued kernel capped so ran slower than uncapped); in
+  // registers elsewhere (dense cp.async tiles of 32 tokens ran up to 23%
+  // slower from shared memory). docs/performance.md, "The weight's words
+  // in shared memory".
+  const bool sharedByDefault = ragged && !w.overlapDecode &&
+                               w.tokens >= kRaggedSharedWeightsMinTokens &&
+                               w.tokens <= kRaggedSharedWeightsMaxTokens &&
+                               w.warpgroups == 1;
+  if (options.weightCopies == WeightCopies::Chosen && sharedByDefault &&
+      !options.maxRegisters && !w.maxRegisters)
+    w.maxRegisters = chip.registersPerSM / (4 * w.threads()) / 8 * 8;
+  if (options.weightCopies == WeightCopies::Shared ||
+      (options.weightCopies == WeightCopies::Chosen && sharedByDefault)) {
     if (w.tensorMapCopies || w.overlapDecode)
       return op.emitOpError()
              << "tiling weight_copies = \"shared\" needs the activations by "

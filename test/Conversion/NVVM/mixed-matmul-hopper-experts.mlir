@@ -6,8 +6,11 @@
 // (shuffles up) and a ballot over the experts' tile counts (the next
 // tile's only where there is one), cuts the expert's slice to the ragged
 // rows (two 64-column tiles per warpgroup: 45 column blocks; 4 stages of
-// 4 KiB), copies activation rows through the gather (cp.async per row; no
-// TMA) and writes out rows
+// 4 KiB of activations and 5 KiB of weight words, registers capped at 128
+// for 4 blocks per SM), copies activation rows through the gather
+// (cp.async per row; no TMA) and each thread's weight words (cp.async of
+// 16 value bytes and 4 scale codes per tile, in the same copy groups),
+// reads its words back before their decode, and writes out rows
 // through the scatter, its expert's images at expert x image bytes. With
 // split_k, the decode kernel with grid z the expert, walking its rows in
 // groups of the plan's rows (rows per expert, at most 16). Both PTXs
@@ -37,7 +40,7 @@
 // CHECK-SAME: memref<512xi32>
 // CHECK-SAME: memref<512xi32>
 // CHECK: gpu.func @mixed_matmul_wgmma_0
-// CHECK-SAME: workgroup(%{{.*}} : memref<4096xi32, #gpu.address_space<workgroup>>
+// CHECK-SAME: workgroup(%{{.*}} : memref<9216xi32, #gpu.address_space<workgroup>>
 // CHECK: gpu.block_id y
 // CHECK: gpu.grid_dim y
 // CHECK: llvm.inline_asm has_side_effects {{.*}}"mov.b32 $0, $1;"
@@ -64,10 +67,12 @@ func.func @moe(%a: memref<128x2880xbf16>, %v: memref<277348352xi8>, %s: memref<1
 }
 
 // PTX: .entry mixed_matmul_wgmma_0(
+// PTX: .maxnreg 128
 // PTX: mov.u32 {{.*}}%ctaid.y
 // PTX: shfl.sync.up.b32
 // PTX: vote.sync.ballot.b32
 // PTX: cp.async.cg.shared.global
+// PTX: cp.async.ca.shared.global [{{.*}}], [{{.*}}], 4
 // PTX: wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16
 // PTX-NOT: cp.async.bulk.tensor
 

@@ -138,7 +138,8 @@ def MicroscaleNVVMOutlineMatmul
     `weight_copies` (the wgmma kernel: `"registers"` queues each thread's
     weight words a few chunks ahead in registers, `"shared"` copies them
     by cp.async into the activations' stages, in the same copy groups;
-    `"chosen"`: registers),
+    `"chosen"`: shared on the ragged form's tiles of 32 to 64 tokens,
+    registers elsewhere),
     `cluster_split_k` (the wgmma kernel: blocks of a cluster splitting K,
     1 to 8; 0: chosen); a tiling the kernel cannot take is reported at the op
     with what would fit. A `scaled_matmul_storage` left by
@@ -323,7 +324,8 @@ def MicroscaleNVVMSetTiling
            "words wait for their decode: registers (loads a few chunks "
            "ahead), shared (cp.async into the activations' stages; only "
            "with cp.async activations and without the overlapped decode) "
-           "or chosen (registers)">,
+           "or chosen (shared on the ragged form's tiles of 32 to 64 "
+           "tokens, registers elsewhere)">,
     Option<"matmulClusterSplitK", "matmul-cluster-split-k", "int64_t",
            /*default=*/"0",
            "mixed_matmul, the Hopper-layout wgmma kernel: blocks of a "

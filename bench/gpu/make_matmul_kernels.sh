@@ -722,11 +722,11 @@ elif [ "$mode" = hopper-cases ]; then
     emit_hopper $c
   done
 elif [ "$mode" = weight-copies-ab ]; then
-  # The wgmma kernel's weight words queued in registers (the planner's
-  # choice) against copied into shared memory with the activations
-  # (weight_copies = "shared"): the ragged form and dense cp.async tiles,
-  # shapes whose N is not a multiple of the block's columns among them.
-  for options in "" "matmul-weight-copies=shared"; do
+  # The wgmma kernel's weight words queued in registers against copied
+  # into shared memory with the activations (weight_copies = "shared"):
+  # the ragged form and dense cp.async tiles, shapes whose N is not a
+  # multiple of the block's columns among them.
+  for options in "matmul-weight-copies=registers" "matmul-weight-copies=shared"; do
     emit_hopper_moe 40 512 96 8 10 "$options"
     emit_hopper_moe 512 2880 5760 32 128 "$options"
     emit_hopper_moe 512 2880 2880 32 128 "$options"

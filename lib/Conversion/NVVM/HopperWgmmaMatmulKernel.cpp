@@ -89,12 +89,15 @@ using namespace mlir::microscale::hopperlayout;
 
 namespace {
 
-/// The ragged form's token tiles that take their weight's words from
-/// shared memory by default (where it measured faster: 16-token tiles
-/// ran slower, 8-token ones the same; larger tiles leave too few stages in
-/// the 48 KiB of static shared memory).
+/// The token tiles that take their weight's words from shared memory by
+/// default, where it measured faster: the ragged form's of 32-64 tokens
+/// (its 16-token tiles ran slower, 8-token ones the same; larger tiles
+/// leave too few stages in the 48 KiB of static shared memory), and the
+/// dense form's decode-size tiles of 9-16 tokens (its 32-token tiles ran
+/// slower on large weights).
 constexpr int64_t kRaggedSharedWeightsMinTokens = 32;
 constexpr int64_t kRaggedSharedWeightsMaxTokens = 64;
+constexpr int64_t kDenseSharedWeightsMinTokens = 9;
 /// Bytes of one token's 64 K values: one swizzle row.
 constexpr int64_t kRowBytes = 128;
 /// The 128-byte swizzle repeats every 8 rows.
@@ -435,16 +438,22 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   // ragged form's mid-sized tiles whose decode waits for the wgmmas, with
   // registers capped so that four blocks of one warpgroup share an SM
   // (without its register queue the kernel fits 128 with a few spilled
-  // bytes; the queued kernel capped so ran slower than uncapped); in
-  // registers elsewhere (dense cp.async tiles of 32 tokens ran up to 23%
-  // slower from shared memory). docs/performance.md, "The weight's words
-  // in shared memory".
-  const bool sharedByDefault = ragged && !w.overlapDecode &&
-                               w.tokens >= kRaggedSharedWeightsMinTokens &&
-                               w.tokens <= kRaggedSharedWeightsMaxTokens &&
-                               w.warpgroups == 1;
-  if (options.weightCopies == WeightCopies::Chosen && sharedByDefault &&
-      !options.maxRegisters && !w.maxRegisters)
+  // bytes; the queued kernel capped so ran slower than uncapped), and on
+  // the dense form's decode-size tiles (8 stages of weight words in
+  // flight instead of a queue of 4); in registers elsewhere (dense
+  // cp.async tiles of 32 tokens ran up to 24% slower from shared memory).
+  // docs/performance.md, "The weight's words in shared memory".
+  const bool raggedShared = ragged &&
+                            w.tokens >= kRaggedSharedWeightsMinTokens &&
+                            w.tokens <= kRaggedSharedWeightsMaxTokens &&
+                            w.warpgroups == 1;
+  const bool denseShared = !ragged &&
+                           w.tokens >= kDenseSharedWeightsMinTokens &&
+                           w.tokens <= kDecodeSizeTokens;
+  const bool sharedByDefault = !w.tensorMapCopies && !w.overlapDecode &&
+                               (raggedShared || denseShared);
+  if (options.weightCopies == WeightCopies::Chosen && raggedShared &&
+      sharedByDefault && !options.maxRegisters && !w.maxRegisters)
     w.maxRegisters = chip.registersPerSM / (4 * w.threads()) / 8 * 8;
   if (options.weightCopies == WeightCopies::Shared ||
       (options.weightCopies == WeightCopies::Chosen && sharedByDefault)) {

@@ -6,7 +6,9 @@
 // M = 64: three ways by the 8-chunk bound, six by the few-blocks one (96
 // blocks). 2048 x 2048 (32 chunks, 32 column tiles) at M = 16: four ways
 // (128 blocks); five would take 160, more than one wave, and stays out
-// (it ran 5-8% slower: docs/performance.md, "Few blocks").
+// (it ran 5-8% slower: docs/performance.md, "Few blocks"). Its 16-token
+// tiles take their weight's words from shared memory (weight_copies
+// chosen): 8 stages of 2 KiB of activations, then 8 of 2.5 KiB of words.
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s
 
 // CHECK-LABEL: func.func @k1504_n1000_m64
@@ -26,4 +28,5 @@ func.func @k2048_n2048_m16(%a: memref<16x2048xbf16>, %v: memref<2097152xi8>, %s:
 // CHECK: gpu.func @mixed_matmul_wgmma_0
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 1, 1, 6>
 // CHECK: gpu.func @mixed_matmul_wgmma_1
+// CHECK-SAME: workgroup(%{{.*}} : memref<9216xi32, #gpu.address_space<workgroup>>
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 1, 1, 4>

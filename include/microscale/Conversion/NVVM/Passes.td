@@ -138,8 +138,8 @@ def MicroscaleNVVMOutlineMatmul
     `weight_copies` (the wgmma kernel: `"registers"` queues each thread's
     weight words a few chunks ahead in registers, `"shared"` copies them
     by cp.async into the activations' stages, in the same copy groups;
-    `"chosen"`: shared on the ragged form's tiles of 32 to 64 tokens,
-    registers elsewhere),
+    `"chosen"`: shared on the ragged form's tiles of 32 to 64 tokens and
+    the dense form's of 9 to 16, registers elsewhere),
     `cluster_split_k` (the wgmma kernel: blocks of a cluster splitting K,
     1 to 8; 0: chosen); a tiling the kernel cannot take is reported at the op
     with what would fit. A `scaled_matmul_storage` left by
@@ -325,7 +325,8 @@ def MicroscaleNVVMSetTiling
            "ahead), shared (cp.async into the activations' stages; only "
            "with cp.async activations and without the overlapped decode) "
            "or chosen (shared on the ragged form's tiles of 32 to 64 "
-           "tokens, registers elsewhere)">,
+           "tokens and the dense form's of 9 to 16, registers "
+           "elsewhere)">,
     Option<"matmulClusterSplitK", "matmul-cluster-split-k", "int64_t",
            /*default=*/"0",
            "mixed_matmul, the Hopper-layout wgmma kernel: blocks of a "

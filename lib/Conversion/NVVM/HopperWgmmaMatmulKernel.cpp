@@ -450,7 +450,9 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   const bool denseShared = !ragged &&
                            w.tokens >= kDenseSharedWeightsMinTokens &&
                            w.tokens <= kDecodeSizeTokens;
+  // A queue depth asked for (weight_stages) keeps the queue.
   const bool sharedByDefault = !w.tensorMapCopies && !w.overlapDecode &&
+                               !options.weightStages &&
                                (raggedShared || denseShared);
   if (options.weightCopies == WeightCopies::Chosen && raggedShared &&
       sharedByDefault && !options.maxRegisters && !w.maxRegisters)
@@ -462,6 +464,12 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
              << "tiling weight_copies = \"shared\" needs the activations by "
                 "cp.async (activation_copies = \"cp.async\") and the decode "
                 "after the wgmmas (decode_overlap = \"off\")";
+    if (options.weightStages)
+      return op.emitOpError()
+             << "tiling weight_stages = " << options.weightStages
+             << " sets the depth of the weight words' register queue, which "
+                "weight_copies = \"shared\" replaces (the activation_stages "
+                "hold the words)";
     w.stagedWeights = true;
     w.weightDepth = 0;
     if (!options.activationStages)

@@ -10,6 +10,9 @@
 // tiles take their weight's words from shared memory (weight_copies
 // chosen): 8 stages of 2 KiB of activations, then 8 of 2.5 KiB of words.
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s
+// A weight_stages tiling (the register queue's depth) keeps the words in
+// registers: 8 stages of activations alone.
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-weight-stages=2},microscale-nvvm-outline-kernels)" | FileCheck %s --check-prefix=QUEUE
 
 // CHECK-LABEL: func.func @k1504_n1000_m64
 // CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_0 blocks in (%c16, %c1, %c6) threads in (%c128,
@@ -30,3 +33,6 @@ func.func @k2048_n2048_m16(%a: memref<16x2048xbf16>, %v: memref<2097152xi8>, %s:
 // CHECK: gpu.func @mixed_matmul_wgmma_1
 // CHECK-SAME: workgroup(%{{.*}} : memref<9216xi32, #gpu.address_space<workgroup>>
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 1, 1, 4>
+
+// QUEUE: gpu.func @mixed_matmul_wgmma_1
+// QUEUE-SAME: workgroup(%{{.*}} : memref<4096xi32, #gpu.address_space<workgroup>>

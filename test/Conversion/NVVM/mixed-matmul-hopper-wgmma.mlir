@@ -51,6 +51,7 @@
 // RUN: FileCheck %s --check-prefix=SHARED --input-file %t/shared/microscale_kernels.ptx
 // RUN: %if ptxas %{ %ptxas -v -arch=sm_90a %t/shared/microscale_kernels.ptx -o %t/shared.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-weight-copies=shared matmul-activation-copies=tma},microscale-nvvm-outline-kernels)" 2>&1 | FileCheck %s --check-prefix=SHARED-TMA
+// RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-weight-copies=shared matmul-weight-stages=3},microscale-nvvm-outline-kernels)" 2>&1 | FileCheck %s --check-prefix=SHARED-QUEUE
 
 // M = 100, K = 160 (two chunks and a half), N = 80 (the image's padding
 // past N): one warpgroup per block (two would leave a single block), two
@@ -145,6 +146,8 @@ func.func @prefill(%a: memref<100x160xbf16>, %v: memref<32768xi8>, %s: memref<76
 // SHARED: bar.sync 0;
 // SHARED: ld.shared.v4.b32
 // SHARED: ld.shared.b32
+
+// SHARED-QUEUE: error: 'microscale.mixed_matmul_storage' op tiling weight_stages = 3 sets the depth of the weight words' register queue, which weight_copies = "shared" replaces
 
 // SHARED-TMA: error: 'microscale.mixed_matmul_storage' op tiling weight_copies = "shared" needs the activations by cp.async
 

@@ -139,7 +139,8 @@ def MicroscaleNVVMOutlineMatmul
     weight words a few chunks ahead in registers, `"shared"` copies them
     by cp.async into the activations' stages, in the same copy groups;
     `"chosen"`: shared on the ragged form's tiles of 32 to 64 tokens and
-    the dense form's of 9 to 16, registers elsewhere),
+    the dense form's of 9 to 16 unless `weight_stages` is given, registers
+    elsewhere),
     `cluster_split_k` (the wgmma kernel: blocks of a cluster splitting K,
     1 to 8; 0: chosen); a tiling the kernel cannot take is reported at the op
     with what would fit. A `scaled_matmul_storage` left by

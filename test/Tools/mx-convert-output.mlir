@@ -53,3 +53,4 @@
 // CHECK: ulimit: exit 1, left: {{$}}
 // CHECK: SIGTERM: temporary seen: yes, exit 143, left: {{$}}
 // CHECK: SIGINT: temporary seen: yes, exit 130, left: {{$}}
+// CHECK: SIGTERM twice: left: {{$}}

@@ -45,6 +45,62 @@ private:
 };
 } // namespace
 
+/// SIGINT, SIGTERM and SIGHUP: the registered temporaries removed, then
+/// the signal's default action. Every one of the three stays blocked
+/// while it runs, so that a second signal (a supervisor's TERM to the
+/// process and its group, a second Ctrl-C) waits until the files are gone.
+/// LLVM's own handler restores the default actions and unblocks every
+/// signal before it removes the files: a second signal in that window
+/// killed the process and left its temporary behind.
+static void removeTemporariesAndExit(int sig) {
+  llvm::sys::RunInterruptHandlers();
+  std::signal(sig, SIG_DFL);
+  // Pending until the handler returns and the mask is restored.
+  std::raise(sig);
+}
+
+namespace {
+constexpr int kInterrupts[] = {SIGINT, SIGTERM, SIGHUP};
+/// Which of kInterrupts the process was started with ignored (nohup's
+/// SIGHUP, a background job's SIGINT), read before main runs: by the time
+/// a temporary is created, LLVM's own handlers (InitLLVM's, or
+/// RemoveFileOnSignal's) have replaced what the process inherited.
+struct InheritedIgnores {
+  bool ignored[3] = {};
+  InheritedIgnores() {
+    for (int i = 0; i < 3; ++i) {
+      struct sigaction current;
+      ignored[i] = sigaction(kInterrupts[i], nullptr, &current) == 0 &&
+                   current.sa_handler == SIG_IGN;
+    }
+  }
+};
+const InheritedIgnores inheritedIgnores;
+} // namespace
+
+/// Registers `name` for removal on a signal, and the first time installs
+/// removeTemporariesAndExit for SIGINT, SIGTERM and SIGHUP in place of
+/// LLVM's handlers; a signal the process was started with ignored stays
+/// ignored.
+static void removeOnInterrupt(const std::string &name) {
+  llvm::sys::RemoveFileOnSignal(name);
+  static bool installed = false;
+  if (installed)
+    return;
+  installed = true;
+  struct sigaction action = {};
+  action.sa_handler = removeTemporariesAndExit;
+  sigemptyset(&action.sa_mask);
+  for (int sig : kInterrupts)
+    sigaddset(&action.sa_mask, sig);
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  for (int i = 0; i < 3; ++i)
+    sigaction(kInterrupts[i], inheritedIgnores.ignored[i] ? &ignore : &action,
+              nullptr);
+}
+
 static bool isDeviceOrFIFO(fs::file_type type) {
   return type == fs::file_type::character_file ||
          type == fs::file_type::block_file || type == fs::file_type::fifo_file;
@@ -105,7 +161,7 @@ llvm::Expected<OutputFile> OutputFile::open(llvm::StringRef path) {
     InterruptsHeld held;
     ec = fs::openFileForWrite(name, fd, fs::CD_CreateNew, fs::OF_None);
     if (!ec) {
-      llvm::sys::RemoveFileOnSignal(name);
+      removeOnInterrupt(name);
       out.temporary = name;
       out.fd = fd;
       out.stream =

@@ -6,6 +6,7 @@
 #include "llvm/Support/Signals.h"
 
 #include <csignal>
+#include <iterator>
 #include <unistd.h>
 
 using namespace microscale;
@@ -66,9 +67,9 @@ constexpr int kInterrupts[] = {SIGINT, SIGTERM, SIGHUP};
 /// a temporary is created, LLVM's own handlers (InitLLVM's, or
 /// RemoveFileOnSignal's) have replaced what the process inherited.
 struct InheritedIgnores {
-  bool ignored[3] = {};
+  bool ignored[std::size(kInterrupts)] = {};
   InheritedIgnores() {
-    for (int i = 0; i < 3; ++i) {
+    for (size_t i = 0; i < std::size(kInterrupts); ++i) {
       struct sigaction current;
       ignored[i] = sigaction(kInterrupts[i], nullptr, &current) == 0 &&
                    current.sa_handler == SIG_IGN;
@@ -96,7 +97,7 @@ static void removeOnInterrupt(const std::string &name) {
   struct sigaction ignore = {};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
-  for (int i = 0; i < 3; ++i)
+  for (size_t i = 0; i < std::size(kInterrupts); ++i)
     sigaction(kInterrupts[i], inheritedIgnores.ignored[i] ? &ignore : &action,
               nullptr);
 }

@@ -8,8 +8,9 @@
 //   - otherwise (a regular file, or nothing yet) the bytes go to a
 //     temporary created next to OUT under a unique name (O_EXCL, so a link
 //     planted there is never followed), removed on SIGINT/SIGTERM/SIGHUP
-//     (a second signal held until the removal is done) and on every error, and renamed over OUT only once complete. A symbolic link
-//     at OUT is replaced, never written through.
+//     (a second signal held until the removal is done) and on every
+//     error, and renamed over OUT only once complete. A symbolic link at
+//     OUT is replaced, never written through.
 // Anything else (a directory, a socket) is refused. Nothing reaches OUT
 // before commit(), so a failed run leaves OUT as it was.
 //

@@ -238,10 +238,18 @@ public:
   Value upperHalfInK(Emitter &at, Value chunk) const {
     return p.tail ? at.lt(at.mul(chunk, kChunkK), p.k - 32) : Value();
   }
-  /// Weight word `j` (K step j) of a chunk as the decode takes it: zero
-  /// past K (`upperInK`: upperHalfInK).
-  Value weightWord(Emitter &at, Value word, int64_t j, Value upperInK) const {
-    return upperInK && j >= 2 ? at.select(upperInK, word, at.i32(0)) : word;
+  /// Appends one tile's weight words to `d` as the decode takes them: the
+  /// four of `words` (vector<4xi32>, K steps j = 0..3), zero past K
+  /// (`upperInK`: upperHalfInK).
+  void appendWeightWords(Emitter &at, ChunkWords &d, Value words,
+                         Value upperInK) const {
+    for (int64_t j = 0; j < 4; ++j) {
+      Value word =
+          vector::ExtractOp::create(at.builder(), at.location(), words, j);
+      d.weight.push_back(upperInK && j >= 2
+                             ? at.select(upperInK, word, at.i32(0))
+                             : word);
+    }
   }
 
   /// The words lane `lane` of a warp on block `block`'s columns loads for
@@ -261,9 +269,7 @@ public:
           llvm::MaybeAlign(16));
       Value words =
           vector::BitCastOp::create(b, loc, VectorType::get({4}, i32), bytes);
-      for (int64_t j = 0; j < 4; ++j)
-        d.weight.push_back(weightWord(
-            at, vector::ExtractOp::create(b, loc, words, j), j, upperInK));
+      appendWeightWords(at, d, words, upperInK);
       Value code = vector::LoadOp::create(
           b, loc, VectorType::get({4}, i8), scales,
           ValueRange{scaleOffset(at, tile, lane, chunk)}, false,

@@ -882,9 +882,7 @@ SmallVector<ChunkWords, 2> readWeightChunk(const WgmmaPlan &w,
         b, loc, VectorType::get({4}, b.getI32Type()), stages,
         ValueRange{at.div(values, 4)}, false, llvm::MaybeAlign(16));
     ChunkWords d;
-    for (int64_t j = 0; j < 4; ++j)
-      d.weight.push_back(weights.weightWord(
-          at, vector::ExtractOp::create(b, loc, four, j), j, upperInK));
+    weights.appendWeightWords(at, d, four, upperInK);
     d.scale.push_back(
         memref::LoadOp::create(b, loc, stages, ValueRange{at.div(scales, 4)}));
     words.push_back(d);
@@ -1164,7 +1162,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   SmallVector<Value> carried(accumulators, zero);
   carried.append(fragments);
   carried.append(queue);
-  const int64_t queued = w.stagedWeights ? 0 : w.base.chunkValues() * w.groupTiles;
+  const int64_t queued =
+      w.stagedWeights ? 0 : w.base.chunkValues() * w.groupTiles;
   const int64_t fragmentCount = w.stagedWeights ? 0 : 16 * w.groupTiles;
   // One stage: the wgmmas of a chunk on its decoded A registers, then,
   // unless the plan overlaps the next chunk's decode with them, the wait

@@ -392,20 +392,24 @@ public:
     SmallVector<Value> fragments;
     for (int64_t cg = 0; cg < p.columnGroups; ++cg) {
       // Byte 2 (j / 2) + h: K block 2c + j / 2 of column n (h = 0), n + 8.
-      SmallVector<Value, 4> codes, pairs;
-      for (int64_t byte = 0; byte < 4; ++byte) {
-        codes.push_back(at.band(at.shr(d.scale[cg], 8 * byte), 0xFF));
-        if (folded)
-          pairs.push_back(decoder.foldedPair(codes.back()));
+      // Folded: bytes 0 and 2 are the lanes of the even register, 1 and 3
+      // of the odd one, so step j takes lane j / 2 of both.
+      if (folded) {
+        auto [evenLanes, oddLanes] = decoder.foldedLanes(d.scale[cg]);
+        for (int64_t j = 0; j < 4; ++j)
+          llvm::append_range(fragments, decoder.decodeFoldedLanes(
+                                            d.weight[4 * cg + j], evenLanes,
+                                            oddLanes, j / 2));
+        continue;
       }
+      SmallVector<Value, 4> codes;
+      for (int64_t byte = 0; byte < 4; ++byte)
+        codes.push_back(at.band(at.shr(d.scale[cg], 8 * byte), 0xFF));
       for (int64_t j = 0; j < 4; ++j) {
         const int64_t even = 2 * (j / 2), odd = even + 1;
-        SmallVector<Value> regs =
-            folded ? decoder.decodeFolded(d.weight[4 * cg + j], pairs[even],
-                                          pairs[odd])
-                   : decoder.decodeExact(d.weight[4 * cg + j], codes[even],
-                                         codes[odd]);
-        fragments.append(regs.begin(), regs.end());
+        llvm::append_range(fragments,
+                           decoder.decodeExact(d.weight[4 * cg + j],
+                                               codes[even], codes[odd]));
       }
     }
     return fragments;

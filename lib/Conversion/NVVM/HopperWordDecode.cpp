@@ -68,6 +68,28 @@ static constexpr const char *kHopperDecodeFoldedPTX =
     MICROSCALE_HOPPER_SCALE_SLOTS
     "}";
 
+/// The folded decode with its multipliers given as one lane of $5 (even
+/// slots) and $6 (odd): each broadcast to both lanes first.
+static std::string foldedLanesPTX(int64_t lane) {
+  const char *broadcast = lane ? "{h, h}" : "{l, l}";
+  return std::string("{\n"
+                     ".reg .b32 t0, t1, even, odd;\n"
+                     ".reg .b16 l, h;\n"
+                     "mov.b32 {l, h}, $5;\n"
+                     "mov.b32 even, ") +
+         broadcast +
+         ";\n"
+         "mov.b32 {l, h}, $6;\n"
+         "mov.b32 odd, " +
+         broadcast +
+         ";\n" MICROSCALE_HOPPER_DECODE_BITS
+         "mul.rn.bf16x2 $0, $0, even;\n"
+         "mul.rn.bf16x2 $1, $1, odd;\n"
+         "mul.rn.bf16x2 $2, $2, even;\n"
+         "mul.rn.bf16x2 $3, $3, odd;\n"
+         "}";
+}
+
 #undef MICROSCALE_HOPPER_DECODE_BITS
 #undef MICROSCALE_HOPPER_SCALE_SLOTS
 
@@ -100,6 +122,39 @@ SmallVector<Value> ScaledWordDecoder::decode(Value bits, Value evenCode,
 Value ScaledWordDecoder::foldedPair(Value code) {
   Value lane = e.shl(arith::AddIOp::create(builder, loc, code, e.i32(126)), 7);
   return e.bor(lane, e.shl(lane, 16));
+}
+
+std::pair<Value, Value> ScaledWordDecoder::foldedLanes(Value codes) {
+  // Each byte below 128: adding 126 to every byte carries into none.
+  Value biased = arith::AddIOp::create(builder, loc, codes,
+                                       e.i32(static_cast<int32_t>(0x7E7E7E7E)));
+  const int32_t fields = static_cast<int32_t>(0x7F807F80);
+  return {e.band(e.shl(biased, 7), fields), e.band(e.shr(biased, 1), fields)};
+}
+
+SmallVector<Value> ScaledWordDecoder::decodeFoldedLanes(Value bits,
+                                                        Value evenLanes,
+                                                        Value oddLanes,
+                                                        int64_t lane) {
+  if (onHost) {
+    auto broadcast = [&](Value lanes) {
+      Value half = e.band(e.shr(lanes, 16 * lane), 0xFFFF);
+      return e.bor(half, e.shl(half, 16));
+    };
+    return hostDecode(/*biased=*/false, bits, broadcast(evenLanes),
+                      broadcast(oddLanes));
+  }
+  Type i32 = builder.getI32Type();
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      builder.getContext(), {i32, i32, i32, i32});
+  auto asmOp = pureInlinePtx(builder, loc, structType,
+                             ValueRange{bits, evenLanes, oddLanes},
+                             foldedLanesPTX(lane), "=r,=r,=r,=r,r,r,r");
+  SmallVector<Value> pairs;
+  for (int64_t slot = 0; slot < 4; ++slot)
+    pairs.push_back(LLVM::ExtractValueOp::create(
+        builder, loc, asmOp.getResult(0), ArrayRef<int64_t>{slot}));
+  return pairs;
 }
 
 SmallVector<Value> ScaledWordDecoder::inlineDecode(bool biased, Value bits,

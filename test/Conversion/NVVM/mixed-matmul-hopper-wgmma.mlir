@@ -146,6 +146,26 @@ func.func @prefill(%a: memref<100x160xbf16>, %v: memref<32768xi8>, %s: memref<76
 // SHARED: bar.sync 0;
 // SHARED: ld.shared.v4.b32
 // SHARED: ld.shared.b32
+// The folded decode's multipliers: four scale codes (each below 128, as
+// the vote found) biased by 126 at once (0x7E7E7E7E), bytes 0 and 2 then 1
+// and 3 shifted into the lanes' exponent fields (0x7F807F80); steps 0 and 1
+// take the low lanes, 2 and 3 the high ones, broadcast to both lanes.
+// SHARED: vote.sync.all.pred
+// SHARED: add.s32 [[BIASED:%r[0-9]+]], %r{{[0-9]+}}, 2122219134;
+// SHARED-DAG: shl.b32 [[EVEN_SHIFTED:%r[0-9]+]], [[BIASED]], 7;
+// SHARED-DAG: and.b32 [[EVEN:%r[0-9]+]], [[EVEN_SHIFTED]], 2139127680;
+// SHARED-DAG: shr.u32 [[ODD_SHIFTED:%r[0-9]+]], [[BIASED]], 1;
+// SHARED-DAG: and.b32 [[ODD:%r[0-9]+]], [[ODD_SHIFTED]], 2139127680;
+// SHARED: mov.b32 {l, h}, [[EVEN]];
+// SHARED-NEXT: mov.b32 even, {l, l};
+// SHARED-NEXT: mov.b32 {l, h}, [[ODD]];
+// SHARED-NEXT: mov.b32 odd, {l, l};
+// SHARED: mov.b32 odd, {l, l};
+// SHARED: mov.b32 even, {h, h};
+// SHARED: mov.b32 odd, {h, h};
+// SHARED: mov.b32 odd, {h, h};
+// SHARED-NOT: mov.b32 odd
+// SHARED: mul.rn.bf16x2 {{%r[0-9]+}}, {{%r[0-9]+}}, odd;
 
 // SHARED-QUEUE: error: 'microscale.mixed_matmul_storage' op tiling weight_stages = 3 sets the depth of the weight words' register queue, which weight_copies = "shared" replaces
 

@@ -604,9 +604,16 @@ public:
         rowBase = rows.base[i];
         inside = rows.inside[i];
       }
-      if (p.tail)
+      // Outside, element k of row 0 (never read: source size 0), so that
+      // without a partial last chunk the select is the tile's, not the
+      // chunk's, and leaves the chunk loop.
+      Value source;
+      if (p.tail) {
         inside = at.andI1(inside, at.lt(k, p.k));
-      Value source = at.select(inside, at.add(rowBase, k), at.index(0));
+        source = at.select(inside, at.add(rowBase, k), at.index(0));
+      } else {
+        source = at.add(at.select(inside, rowBase, at.index(0)), k);
+      }
       Value dest = swizzled(at, stage, row, part);
       copyActivationUnit(at, stages, dest, lhs, source, inside, onHost);
     }

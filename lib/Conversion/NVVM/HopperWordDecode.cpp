@@ -144,17 +144,7 @@ SmallVector<Value> ScaledWordDecoder::decodeFoldedLanes(Value bits,
     return hostDecode(/*biased=*/false, bits, broadcast(evenLanes),
                       broadcast(oddLanes));
   }
-  Type i32 = builder.getI32Type();
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      builder.getContext(), {i32, i32, i32, i32});
-  auto asmOp = pureInlinePtx(builder, loc, structType,
-                             ValueRange{bits, evenLanes, oddLanes},
-                             foldedLanesPTX(lane), "=r,=r,=r,=r,r,r,r");
-  SmallVector<Value> pairs;
-  for (int64_t slot = 0; slot < 4; ++slot)
-    pairs.push_back(LLVM::ExtractValueOp::create(
-        builder, loc, asmOp.getResult(0), ArrayRef<int64_t>{slot}));
-  return pairs;
+  return decodePTX(foldedLanesPTX(lane), bits, evenLanes, oddLanes);
 }
 
 SmallVector<Value> ScaledWordDecoder::inlineDecode(bool biased, Value bits,
@@ -162,11 +152,16 @@ SmallVector<Value> ScaledWordDecoder::inlineDecode(bool biased, Value bits,
                                                    Value oddScale) {
   if (onHost)
     return hostDecode(biased, bits, evenScale, oddScale);
-  const char *ptx = biased ? kHopperDecodePTX : kHopperDecodeFoldedPTX;
-  MLIRContext *context = builder.getContext();
+  return decodePTX(biased ? kHopperDecodePTX : kHopperDecodeFoldedPTX, bits,
+                   evenScale, oddScale);
+}
+
+SmallVector<Value> ScaledWordDecoder::decodePTX(StringRef ptx, Value bits,
+                                                Value evenScale,
+                                                Value oddScale) {
   Type i32 = builder.getI32Type();
-  auto structType =
-      LLVM::LLVMStructType::getLiteral(context, {i32, i32, i32, i32});
+  auto structType = LLVM::LLVMStructType::getLiteral(builder.getContext(),
+                                                     {i32, i32, i32, i32});
   auto asmOp = pureInlinePtx(builder, loc, structType,
                              ValueRange{bits, evenScale, oddScale}, ptx,
                              "=r,=r,=r,=r,r,r,r");

@@ -65,6 +65,10 @@ private:
   /// own 2^126 multiply.
   SmallVector<Value> inlineDecode(bool biased, Value bits, Value evenScale,
                                   Value oddScale);
+  /// One decode sequence `ptx` ($0-$3 the slots, $4 the word, $5 and $6
+  /// the even and odd multipliers) as a pure inline asm statement.
+  SmallVector<Value> decodePTX(StringRef ptx, Value bits, Value evenScale,
+                               Value oddScale);
   /// The PTX sequences as integer operations and bf16 multiplies rounded
   /// to nearest even, which is what mul.rn.bf16x2 does.
   SmallVector<Value> hostDecode(bool biased, Value x, Value evenScale,

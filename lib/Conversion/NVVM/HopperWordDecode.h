@@ -36,21 +36,17 @@ public:
   /// multiplier of code s, exact for s <= 128 (code 0, OCP's 2^-127, gives
   /// 2^-1 with no special case).
   Value foldedPair(Value code);
-  /// The folded decode with the multipliers `evenPair` and `oddPair` made
-  /// by foldedPair: exact when both codes are <= 128.
-  SmallVector<Value> decodeFolded(Value bits, Value evenPair, Value oddPair) {
-    return inlineDecode(/*biased=*/false, bits, evenPair, oddPair);
-  }
   /// The folded multipliers of the four scale codes in the bytes of
   /// `codes` (each below 128) as two registers: the exponent fields of
   /// bytes 0 and 2 in the low and high lanes of the first, of bytes 1 and
   /// 3 in the second (one add and two shift-and-masks for four codes,
   /// where foldedPair takes an extract, an add and a shift-or per code).
   std::pair<Value, Value> foldedLanes(Value codes);
-  /// decodeFolded with each multiplier one lane, `lane` (0 low, 1 high),
-  /// of `evenLanes` and `oddLanes` (foldedLanes' registers), broadcast to
-  /// both lanes of the multiply's operand in the PTX, which ptxas folds
-  /// into the operand's lane selector.
+  /// The folded decode (exact when both codes are below 128) with each
+  /// multiplier one lane, `lane` (0 low, 1 high), of `evenLanes` and
+  /// `oddLanes` (foldedLanes' registers), broadcast to both lanes of the
+  /// multiply's operand in the PTX (the form ptxas can fold into the
+  /// operand's lane selector).
   SmallVector<Value> decodeFoldedLanes(Value bits, Value evenLanes,
                                        Value oddLanes, int64_t lane);
   /// The exact decode for every code: bias, then scale, then OCP's NaN.

@@ -23,18 +23,26 @@ static llvm::Error cannotWrite(llvm::StringRef path, const llvm::Twine &why) {
 }
 
 namespace {
-/// Holds SIGINT, SIGTERM and SIGHUP back for its lifetime (they are
-/// delivered when it ends): a temporary created under it is registered for
-/// removal before any of them can run the removal, so that no signal lands
-/// between the create and the registration and leaves the file behind.
+/// The signals that remove a temporary: held while one is created and
+/// registered, and while the removal runs.
+constexpr int kInterrupts[] = {SIGINT, SIGTERM, SIGHUP};
+
+sigset_t interruptSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : kInterrupts)
+    sigaddset(&set, sig);
+  return set;
+}
+
+/// Holds kInterrupts back for its lifetime (they are delivered when it
+/// ends): a temporary created under it is registered for removal before
+/// any of them can run the removal, so that no signal lands between the
+/// create and the registration and leaves the file behind.
 class InterruptsHeld {
 public:
   InterruptsHeld() {
-    sigset_t held;
-    sigemptyset(&held);
-    sigaddset(&held, SIGINT);
-    sigaddset(&held, SIGTERM);
-    sigaddset(&held, SIGHUP);
+    sigset_t held = interruptSet();
     pthread_sigmask(SIG_BLOCK, &held, &previous);
   }
   ~InterruptsHeld() { pthread_sigmask(SIG_SETMASK, &previous, nullptr); }
@@ -61,7 +69,6 @@ static void removeTemporariesAndExit(int sig) {
 }
 
 namespace {
-constexpr int kInterrupts[] = {SIGINT, SIGTERM, SIGHUP};
 /// Which of kInterrupts the process was started with ignored (nohup's
 /// SIGHUP, a background job's SIGINT), read before main runs: by the time
 /// a temporary is created, LLVM's own handlers (InitLLVM's, or
@@ -91,9 +98,7 @@ static void removeOnInterrupt(const std::string &name) {
   installed = true;
   struct sigaction action = {};
   action.sa_handler = removeTemporariesAndExit;
-  sigemptyset(&action.sa_mask);
-  for (int sig : kInterrupts)
-    sigaddset(&action.sa_mask, sig);
+  action.sa_mask = interruptSet();
   struct sigaction ignore = {};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "microscale/Runtime/CPU/CompiledConversion.h"
+#include "microscale/Conversion/CPU/HostBlockConversion.h"
 #include "microscale/Conversion/CPU/Pipeline.h"
 #include "microscale/Dialect/Microscale/Utils/BandCopy.h"
 #include "microscale/Dialect/Microscale/Utils/BlockConversion.h"
@@ -56,6 +57,8 @@ static cl::opt<bool> planOption(
 
 /// One line per plan property, for finding what limits a conversion.
 static void printPlan(const BlockConversionPlan &p) {
+  // The host's target: whether bands go through buffers depends on it.
+  const HostBlockConversionTarget host(/*gfni=*/false);
   llvm::outs() << "  block " << p.blockRows << "x" << p.blockCols << " ("
                << p.getBlockBytes() << " B), bands " << p.numBands << " ("
                << p.bandsPerBatch << "/batch) x " << p.blocksPerBand
@@ -67,6 +70,7 @@ static void printPlan(const BlockConversionPlan &p) {
                << p.stores[0].runBytes << " B, steps " << p.steps.size()
                << ", streaming " << p.streamingAlignment
                << ", band buffer " << writesBandsThroughBuffer(p)
+               << ", bands together " << bandsWalkedTogether(p, &host)
                << ", band copy pieces " << planBandCopy(p).size() << "\n";
   // The first access's run offsets on each side (where a block's bytes
   // lie: rows of the storage, or one range).

@@ -498,6 +498,57 @@ TEST_F(Fixture, BandBufferAtEveryDestinationAlignment) {
   EXPECT_GT(bandEdges, 0);
 }
 
+/// lowerWithGapsAtAnySize with the host's register model (32 x 64 bytes, as
+/// with AVX-512): the plans the host takes on real shapes.
+LogicalResult lowerWithRegisterModelAtAnySize(ModuleOp module) {
+  module->getContext()
+      ->loadDialect<arith::ArithDialect, LLVM::LLVMDialect, math::MathDialect,
+                    memref::MemRefDialect, scf::SCFDialect,
+                    vector::VectorDialect>();
+  HostBlockConversionTarget host(/*gfni=*/false);
+  StorageLoweringOptions options;
+  options.target = &host;
+  options.minBytesWithGaps = 0;
+  options.registerFileBytes = 32 * 64;
+  return lowerStorageOps(module, options);
+}
+
+// Neighbouring bands that read the same source lines walk together
+// (bandsWalkedTogether): the value transposes, whose 16-byte load runs the
+// next three bands continue, in groups of four. Shapes whose bands per
+// batch are no multiple of four (groups that cross batches: 90, 14 and 6
+// bands a batch), whole and in uneven unit ranges (groups cut by the
+// range), into destinations where the blocks' stores stream and where
+// they do not.
+TEST_F(Fixture, BandsSharingSourceLinesWalkTogether) {
+  unsigned seed = 1700;
+  const char *kMajor = "#microscale.strided<major_dim = -2>";
+  const HostBlockConversionTarget host(/*gfni=*/false);
+  struct Case {
+    std::vector<int64_t> shape;
+    const char *from, *to;
+  };
+  for (const Case &c : {Case{{3, 2880, 256}, kMajor, "#microscale.strided"},
+                        Case{{2, 448, 1024}, kMajor, "#microscale.strided"},
+                        Case{{3, 1024, 448}, "#microscale.strided", kMajor},
+                        Case{{2, 2048, 192}, "#microscale.strided", kMajor}}) {
+    QTensorType from = type(c.shape, "mxfp4", 1, c.from, "#microscale.strided");
+    QTensorType to = type(c.shape, "mxfp4", 1, c.to, "#microscale.strided");
+    auto plan = planBlockConversion(
+        *from.buildValueReference(), *to.buildValueReference(),
+        /*vectorBytes=*/64, /*minBytesWithGaps=*/0, /*minBlockBits=*/0,
+        /*edgeBlocks=*/true, /*registerFileBytes=*/32 * 64);
+    ASSERT_TRUE(plan) << debugString(from) << " -> " << debugString(to);
+    EXPECT_FALSE(writesBandsThroughBuffer(*plan));
+    EXPECT_EQ(bandsWalkedTogether(*plan, &host), 4)
+        << debugString(from) << " -> " << debugString(to);
+    EXPECT_NE(plan->bandsPerBatch % 4, 0);
+    for (size_t offset : {0, 16})
+      check(from, to, StoragePart::values, seed++, /*pieces=*/5,
+            lowerWithRegisterModelAtAnySize, offset);
+  }
+}
+
 // Conversions that only move bytes (blackwell_value's K rows, padded to
 // 1536 bytes, back into K-major rows) write each band as copies of its
 // source ranges in whole lines (BandCopy.h): rows of 1440 bytes (a line

@@ -1668,6 +1668,23 @@ static void emitGaps(OpBuilder &b, Location loc,
             plan.batchTailRuns, plan.batchTailRunHoldsElements);
 }
 
+int64_t
+mlir::microscale::bandsWalkedTogether(const BlockConversionPlan &plan,
+                                      const BlockConversionTarget *target) {
+  if (target && target->hasStreamingStores() &&
+      writesBandsThroughBuffer(plan))
+    return kBandsPerGroup;
+  if (plan.loads.empty())
+    return 1;
+  const int64_t run = plan.loads.front().runBytes;
+  for (const BlockConversionPlan::Access &access : plan.loads)
+    if (access.runBytes != run)
+      return 1;
+  if (run >= 64 || 64 % run || plan.sourceBandStride != run)
+    return 1;
+  return std::max<int64_t>(1, std::min<int64_t>(64 / run, plan.bandsPerBatch));
+}
+
 void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
                                            const BlockConversionPlan &plan,
                                            Value source, Value dest,
@@ -1756,7 +1773,7 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
   // them once.
   const bool bounce = target && target->hasStreamingStores() &&
                       writesBandsThroughBuffer(plan);
-  const int64_t group = bounce ? kBandsPerGroup : 1;
+  const int64_t group = bandsWalkedTogether(plan, target);
   // One buffer for the group's bands, band j's span at j * spanBytes.
   Value bandBuffer, bounceStreaming;
   if (bounce) {

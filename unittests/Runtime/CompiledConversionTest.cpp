@@ -236,7 +236,10 @@ bool takesBlockRoute(QTensorType from, QTensorType to,
 /// Lowers the module's conversion for the host with the block route taking
 /// padded and edge shapes of any size (the default keeps small ones on the
 /// per-unit loop, which compiles faster), so that small tests reach it.
-LogicalResult lowerWithGapsAtAnySize(ModuleOp module) {
+/// `registerFileBytes`: the host's register model (see
+/// planBlockConversion), or 0.
+LogicalResult lowerForHostAtAnySize(ModuleOp module,
+                                    int64_t registerFileBytes) {
   // The pass would load the dialects it emits; a direct call must.
   module->getContext()
       ->loadDialect<arith::ArithDialect, LLVM::LLVMDialect, math::MathDialect,
@@ -246,7 +249,12 @@ LogicalResult lowerWithGapsAtAnySize(ModuleOp module) {
   StorageLoweringOptions options;
   options.target = &host;
   options.minBytesWithGaps = 0;
+  options.registerFileBytes = registerFileBytes;
   return lowerStorageOps(module, options);
+}
+/// Without a register model (the plans ranked as for the GPU).
+LogicalResult lowerWithGapsAtAnySize(ModuleOp module) {
+  return lowerForHostAtAnySize(module, /*registerFileBytes=*/0);
 }
 
 // Aligned, unpadded shapes: the block route (BlockConversion.h). Every pair
@@ -501,16 +509,7 @@ TEST_F(Fixture, BandBufferAtEveryDestinationAlignment) {
 /// lowerWithGapsAtAnySize with the host's register model (32 x 64 bytes, as
 /// with AVX-512): the plans the host takes on real shapes.
 LogicalResult lowerWithRegisterModelAtAnySize(ModuleOp module) {
-  module->getContext()
-      ->loadDialect<arith::ArithDialect, LLVM::LLVMDialect, math::MathDialect,
-                    memref::MemRefDialect, scf::SCFDialect,
-                    vector::VectorDialect>();
-  HostBlockConversionTarget host(/*gfni=*/false);
-  StorageLoweringOptions options;
-  options.target = &host;
-  options.minBytesWithGaps = 0;
-  options.registerFileBytes = 32 * 64;
-  return lowerStorageOps(module, options);
+  return lowerForHostAtAnySize(module, /*registerFileBytes=*/32 * 64);
 }
 
 // Neighbouring bands that read the same source lines walk together

@@ -514,23 +514,29 @@ LogicalResult lowerWithRegisterModelAtAnySize(ModuleOp module) {
 
 // Neighbouring bands that read the same source lines walk together
 // (bandsWalkedTogether): the value transposes, whose 16-byte load runs the
-// next three bands continue, in groups of four. Shapes whose bands per
-// batch are no multiple of four (groups that cross batches: 90, 14 and 6
-// bands a batch), whole and in uneven unit ranges (groups cut by the
-// range), into destinations where the blocks' stores stream and where
-// they do not.
+// next three bands continue, in groups that read a kilobyte of each long
+// source row or whole lines of short ones, groups that take the whole batch
+// (64 bands a batch) and groups that cross batches (90, 14 and 6 bands a
+// batch), whole and in uneven unit ranges (groups cut by the range), into
+// destinations where the blocks' stores stream and where they do not.
 TEST_F(Fixture, BandsSharingSourceLinesWalkTogether) {
   unsigned seed = 1700;
+  int groupsAcrossBatches = 0;
   const char *kMajor = "#microscale.strided<major_dim = -2>";
   const HostBlockConversionTarget host(/*gfni=*/false);
   struct Case {
     std::vector<int64_t> shape;
     const char *from, *to;
+    int64_t group;
   };
-  for (const Case &c : {Case{{3, 2880, 256}, kMajor, "#microscale.strided"},
-                        Case{{2, 448, 1024}, kMajor, "#microscale.strided"},
-                        Case{{3, 1024, 448}, "#microscale.strided", kMajor},
-                        Case{{2, 2048, 192}, "#microscale.strided", kMajor}}) {
+  // Source rows of 1440 and 1024 bytes: a kilobyte of each (64 bands of
+  // 16-byte runs); of 224 and 96 bytes: whole lines (4 bands).
+  for (const Case &c :
+       {Case{{3, 2880, 256}, kMajor, "#microscale.strided", 64},
+        Case{{2, 1024, 2048}, "#microscale.strided", kMajor, 64},
+        Case{{2, 448, 1024}, kMajor, "#microscale.strided", 4},
+        Case{{3, 1024, 448}, "#microscale.strided", kMajor, 4},
+        Case{{2, 2048, 192}, "#microscale.strided", kMajor, 4}}) {
     QTensorType from = type(c.shape, "mxfp4", 1, c.from, "#microscale.strided");
     QTensorType to = type(c.shape, "mxfp4", 1, c.to, "#microscale.strided");
     auto plan = planBlockConversion(
@@ -539,13 +545,17 @@ TEST_F(Fixture, BandsSharingSourceLinesWalkTogether) {
         /*edgeBlocks=*/true, /*registerFileBytes=*/32 * 64);
     ASSERT_TRUE(plan) << debugString(from) << " -> " << debugString(to);
     EXPECT_FALSE(writesBandsThroughBuffer(*plan));
-    EXPECT_EQ(bandsWalkedTogether(*plan, &host), 4)
+    EXPECT_EQ(plan->loads.front().runBytes, 16);
+    // Or the whole batch, where it has fewer bands.
+    const int64_t group = bandsWalkedTogether(*plan, &host);
+    EXPECT_EQ(group, std::min<int64_t>(c.group, plan->bandsPerBatch))
         << debugString(from) << " -> " << debugString(to);
-    EXPECT_NE(plan->bandsPerBatch % 4, 0);
+    groupsAcrossBatches += plan->bandsPerBatch % group != 0;
     for (size_t offset : {0, 16})
       check(from, to, StoragePart::values, seed++, /*pieces=*/5,
             lowerWithRegisterModelAtAnySize, offset);
   }
+  EXPECT_GT(groupsAcrossBatches, 0);
 }
 
 // Conversions that only move bytes (blackwell_value's K rows, padded to

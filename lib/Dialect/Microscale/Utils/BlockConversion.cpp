@@ -54,6 +54,13 @@ constexpr int64_t kPrefetchBlocks = 2;
 constexpr int64_t kMaxBounceBytes = int64_t(256) << 10;
 /// Bands through buffers walked together (emitBlockConversion).
 constexpr int64_t kBandsPerGroup = 2;
+/// Bands that read the same source lines (bandsWalkedTogether) are walked
+/// in groups that read this many consecutive bytes of each source row
+/// (where rows are at least that far apart): a line at a time is read
+/// from the caches once, but rows a multiple of 1 KiB apart then read one
+/// line per row, in an order of DRAM pages that measured up to twice as
+/// slow as a kilobyte per row (docs/performance.md).
+constexpr int64_t kGroupRowBytes = 1024;
 /// The least part of the tensor that blocks which do not divide it must
 /// cover (the rest goes through the generic per-unit code).
 constexpr double kMinCoverage = 0.9;
@@ -1682,7 +1689,12 @@ mlir::microscale::bandsWalkedTogether(const BlockConversionPlan &plan,
       return 1;
   if (run >= 64 || 64 % run || plan.sourceBandStride != run)
     return 1;
-  return std::max<int64_t>(1, std::min<int64_t>(64 / run, plan.bandsPerBatch));
+  // Rows shorter than kGroupRowBytes lie next to each other, and a block
+  // reads several whole: the group only completes lines.
+  const int64_t pitchBytes = plan.sourceAddress.pitch / 2;
+  const int64_t rowBytes = pitchBytes >= kGroupRowBytes ? kGroupRowBytes : 64;
+  return std::max<int64_t>(
+      1, std::min<int64_t>(rowBytes / run, plan.bandsPerBatch));
 }
 
 void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,

@@ -515,10 +515,10 @@ LogicalResult lowerWithRegisterModelAtAnySize(ModuleOp module) {
 // Neighbouring bands that read the same source lines walk together
 // (bandsWalkedTogether): the value transposes, whose 16-byte load runs the
 // next three bands continue, in groups that read a kilobyte of each long
-// source row or whole lines of short ones, groups that take the whole batch
-// (64 bands a batch) and groups that cross batches (90, 14 and 6 bands a
-// batch), whole and in uneven unit ranges (groups cut by the range), into
-// destinations where the blocks' stores stream and where they do not.
+// source row (none on short rows): groups that take the whole batch (64
+// bands a batch) and groups that cross batches (90 bands a batch), whole
+// and in uneven unit ranges (groups cut by the range), into destinations
+// where the blocks' stores stream and where they do not.
 TEST_F(Fixture, BandsSharingSourceLinesWalkTogether) {
   unsigned seed = 1700;
   int groupsAcrossBatches = 0;
@@ -530,13 +530,11 @@ TEST_F(Fixture, BandsSharingSourceLinesWalkTogether) {
     int64_t group;
   };
   // Source rows of 1440 and 1024 bytes: a kilobyte of each (64 bands of
-  // 16-byte runs); of 224 and 96 bytes: whole lines (4 bands).
+  // 16-byte runs); of 224 bytes: band after band.
   for (const Case &c :
        {Case{{3, 2880, 256}, kMajor, "#microscale.strided", 64},
         Case{{2, 1024, 2048}, "#microscale.strided", kMajor, 64},
-        Case{{2, 448, 1024}, kMajor, "#microscale.strided", 4},
-        Case{{3, 1024, 448}, "#microscale.strided", kMajor, 4},
-        Case{{2, 2048, 192}, "#microscale.strided", kMajor, 4}}) {
+        Case{{2, 448, 1024}, kMajor, "#microscale.strided", 1}}) {
     QTensorType from = type(c.shape, "mxfp4", 1, c.from, "#microscale.strided");
     QTensorType to = type(c.shape, "mxfp4", 1, c.to, "#microscale.strided");
     auto plan = planBlockConversion(
@@ -550,7 +548,7 @@ TEST_F(Fixture, BandsSharingSourceLinesWalkTogether) {
     const int64_t group = bandsWalkedTogether(*plan, &host);
     EXPECT_EQ(group, std::min<int64_t>(c.group, plan->bandsPerBatch))
         << debugString(from) << " -> " << debugString(to);
-    groupsAcrossBatches += plan->bandsPerBatch % group != 0;
+    groupsAcrossBatches += group > 1 && plan->bandsPerBatch % group != 0;
     for (size_t offset : {0, 16})
       check(from, to, StoragePart::values, seed++, /*pieces=*/5,
             lowerWithRegisterModelAtAnySize, offset);

@@ -56,7 +56,8 @@ constexpr int64_t kMaxBounceBytes = int64_t(256) << 10;
 constexpr int64_t kBandsPerGroup = 2;
 /// Bands that read the same source lines (bandsWalkedTogether) are walked
 /// in groups that read this many consecutive bytes of each source row
-/// (where rows are at least that far apart): a line at a time is read
+/// (where rows are at least that far apart; else not together): a line at
+/// a time is read
 /// from the caches once, but rows a multiple of 1 KiB apart then read one
 /// line per row, in an order of DRAM pages that measured up to twice as
 /// slow as a kilobyte per row (docs/performance.md).
@@ -1689,12 +1690,13 @@ mlir::microscale::bandsWalkedTogether(const BlockConversionPlan &plan,
       return 1;
   if (run >= 64 || 64 % run || plan.sourceBandStride != run)
     return 1;
-  // Rows shorter than kGroupRowBytes lie next to each other, and a block
-  // reads several whole: the group only completes lines.
-  const int64_t pitchBytes = plan.sourceAddress.pitch / 2;
-  const int64_t rowBytes = pitchBytes >= kGroupRowBytes ? kGroupRowBytes : 64;
+  // Rows closer than that lie in few pages, and the next band's blocks
+  // find their lines in the L2 (walked together, scale transposes of 64-
+  // to 224-byte rows measured slower).
+  if (plan.sourceAddress.pitch / 2 < kGroupRowBytes)
+    return 1;
   return std::max<int64_t>(
-      1, std::min<int64_t>(rowBytes / run, plan.bandsPerBatch));
+      1, std::min<int64_t>(kGroupRowBytes / run, plan.bandsPerBatch));
 }
 
 void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,

@@ -56,11 +56,11 @@ constexpr int64_t kMaxBounceBytes = int64_t(256) << 10;
 constexpr int64_t kBandsPerGroup = 2;
 /// Bands that read the same source lines (bandsWalkedTogether) are walked
 /// in groups that read this many consecutive bytes of each source row
-/// (where rows are at least that far apart; else not together): a line at
-/// a time is read
-/// from the caches once, but rows a multiple of 1 KiB apart then read one
-/// line per row, in an order of DRAM pages that measured up to twice as
-/// slow as a kilobyte per row (docs/performance.md).
+/// (where rows are at least that far apart; else not together). A line at
+/// a time would already read each line from memory once, but rows a
+/// multiple of 1 KiB apart then read one line per row, in an order of DRAM
+/// pages that measured up to twice as slow as a kilobyte per row
+/// (docs/performance.md).
 constexpr int64_t kGroupRowBytes = 1024;
 /// The least part of the tensor that blocks which do not divide it must
 /// cover (the rest goes through the generic per-unit code).
@@ -1690,10 +1690,12 @@ mlir::microscale::bandsWalkedTogether(const BlockConversionPlan &plan,
       return 1;
   if (run >= 64 || 64 % run || plan.sourceBandStride != run)
     return 1;
-  // Rows closer than that lie in few pages, and the next band's blocks
-  // find their lines in the L2 (walked together, scale transposes of 64-
-  // to 224-byte rows measured slower).
-  if (plan.sourceAddress.pitch / 2 < kGroupRowBytes)
+  // Rows closer than kGroupRowBytes lie in few pages, and the next band's
+  // blocks find their lines in the L2 (walked together, scale transposes of
+  // 64- to 224-byte rows measured slower). A source without rows (one
+  // range) was not measured: band after band, as before.
+  const int64_t pitch = plan.sourceAddress.pitch;
+  if (pitch == BlockAddressBits().pitch || pitch / 2 < kGroupRowBytes)
     return 1;
   return std::max<int64_t>(
       1, std::min<int64_t>(kGroupRowBytes / run, plan.bandsPerBatch));

@@ -1676,29 +1676,55 @@ static void emitGaps(OpBuilder &b, Location loc,
             plan.batchTailRuns, plan.batchTailRunHoldsElements);
 }
 
+/// The bytes a block reads of each source row it touches, where that is
+/// one range of the same width in every such row (`pitch` bytes apart),
+/// else 0.
+static int64_t sourceRowWidth(const BlockConversionPlan &plan,
+                              int64_t pitch) {
+  // Per row: first byte, end, bytes read.
+  std::map<int64_t, std::array<int64_t, 3>> rows;
+  for (const BlockConversionPlan::Access &access : plan.loads)
+    for (int64_t o : access.offsets) {
+      const int64_t row = llvm::divideFloorSigned(o, pitch);
+      const int64_t begin = o - row * pitch, end = begin + access.runBytes;
+      if (end > pitch)
+        return 0;
+      auto [it, inserted] =
+          rows.try_emplace(row, std::array<int64_t, 3>{begin, end, 0});
+      it->second[0] = std::min(it->second[0], begin);
+      it->second[1] = std::max(it->second[1], end);
+      it->second[2] += access.runBytes;
+    }
+  int64_t width = 0;
+  for (const auto &[row, range] : rows) {
+    const int64_t w = range[1] - range[0];
+    if (w != range[2] || (width && w != width))
+      return 0;
+    width = w;
+  }
+  return width;
+}
+
 int64_t
 mlir::microscale::bandsWalkedTogether(const BlockConversionPlan &plan,
                                       const BlockConversionTarget *target) {
   if (target && target->hasStreamingStores() &&
       writesBandsThroughBuffer(plan))
     return kBandsPerGroup;
-  if (plan.loads.empty())
-    return 1;
-  const int64_t run = plan.loads.front().runBytes;
-  for (const BlockConversionPlan::Access &access : plan.loads)
-    if (access.runBytes != run)
-      return 1;
-  if (run >= 64 || 64 % run || plan.sourceBandStride != run)
-    return 1;
   // Rows closer than kGroupRowBytes lie in few pages, and the next band's
   // blocks find their lines in the L2 (walked together, scale transposes of
   // 64- to 224-byte rows measured slower). A source without rows (one
   // range) was not measured: band after band, as before.
   const int64_t pitch = plan.sourceAddress.pitch;
-  if (pitch == BlockAddressBits().pitch || pitch / 2 < kGroupRowBytes)
+  if (plan.loads.empty() || pitch == BlockAddressBits().pitch ||
+      pitch / 2 < kGroupRowBytes)
+    return 1;
+  // Band b + 1's block i reads the bytes of each row that follow band b's.
+  const int64_t width = sourceRowWidth(plan, pitch / 2);
+  if (!width || width >= kGroupRowBytes || plan.sourceBandStride != width)
     return 1;
   return std::max<int64_t>(
-      1, std::min<int64_t>(kGroupRowBytes / run, plan.bandsPerBatch));
+      1, std::min<int64_t>(kGroupRowBytes / width, plan.bandsPerBatch));
 }
 
 void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,

@@ -246,15 +246,17 @@ bool writesBandsThroughBuffer(const BlockConversionPlan &plan);
 /// How many neighbouring bands emitBlockConversion walks together with
 /// `target` (may be null): block i of each, then block i + 1. Bands through
 /// buffers (writesBandsThroughBuffer), two at a time. Otherwise, on source
-/// rows at least 1 KiB apart, bands that read the same source lines: where
-/// every load run is part of a line and band b + 1's block i starts one run
-/// after band b's, 1024 / run bands (as many as the batch has, if fewer),
-/// so that each line is completed while it is in the core's caches and each
-/// visit to a source row reads a kilobyte of it. Walked band after band,
-/// they would come back to a line only after a whole band of blocks
-/// (thousands of lines); on rows a multiple of 1 KiB apart those lines
-/// crowd a few cache sets and have left even the L2 by then, and DRAM
-/// serves each line 64 / run times. 1 where neither applies.
+/// rows at least 1 KiB apart, bands that read the same source rows one
+/// after the other: where a block reads one range of the same width w of
+/// each source row it touches and band b + 1's block i reads the w bytes
+/// that follow, 1024 / w bands (as many as the batch has, if fewer), so
+/// that each visit to a source row reads a kilobyte of it (and a line
+/// shared by several bands, w < 64, is completed while it is in the
+/// core's caches). Walked band after band, they would come back to a row
+/// only after a whole band of blocks (thousands of lines); on rows a
+/// multiple of 1 KiB apart those lines crowd a few cache sets and have left
+/// even the L2 by then, DRAM serves each line 64 / w times, and each
+/// 128-byte visit to a row costs a DRAM page. 1 where neither applies.
 int64_t bandsWalkedTogether(const BlockConversionPlan &plan,
                             const BlockConversionTarget *target);
 /// Emits loops over bands [bandBegin, bandEnd) that convert `source` into

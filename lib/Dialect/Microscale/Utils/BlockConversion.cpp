@@ -1681,35 +1681,44 @@ static void emitGaps(OpBuilder &b, Location loc,
 /// else 0.
 static int64_t sourceRowWidth(const BlockConversionPlan &plan,
                               int64_t pitch) {
-  // Per row: first byte, end, bytes read.
-  std::map<int64_t, std::array<int64_t, 3>> rows;
+  struct RowRead {
+    int64_t begin, end, bytes;
+  };
+  std::map<int64_t, RowRead> rows;
   for (const BlockConversionPlan::Access &access : plan.loads)
     for (int64_t o : access.offsets) {
       const int64_t row = llvm::divideFloorSigned(o, pitch);
       const int64_t begin = o - row * pitch, end = begin + access.runBytes;
       if (end > pitch)
         return 0;
-      auto [it, inserted] =
-          rows.try_emplace(row, std::array<int64_t, 3>{begin, end, 0});
-      it->second[0] = std::min(it->second[0], begin);
-      it->second[1] = std::max(it->second[1], end);
-      it->second[2] += access.runBytes;
+      RowRead &read = rows.try_emplace(row, RowRead{begin, end, 0})
+                          .first->second;
+      read.begin = std::min(read.begin, begin);
+      read.end = std::max(read.end, end);
+      read.bytes += access.runBytes;
     }
   int64_t width = 0;
-  for (const auto &[row, range] : rows) {
-    const int64_t w = range[1] - range[0];
-    if (w != range[2] || (width && w != width))
+  for (const auto &[row, read] : rows) {
+    const int64_t w = read.end - read.begin;
+    if (w != read.bytes || (width && w != width))
       return 0;
     width = w;
   }
   return width;
 }
 
+/// Whether emitBlockConversion writes `plan`'s bands through a buffer
+/// with `target`: the plan allows it and the target streams the buffer out.
+static bool bandsThroughBuffer(const BlockConversionPlan &plan,
+                               const BlockConversionTarget *target) {
+  return target && target->hasStreamingStores() &&
+         writesBandsThroughBuffer(plan);
+}
+
 int64_t
 mlir::microscale::bandsWalkedTogether(const BlockConversionPlan &plan,
                                       const BlockConversionTarget *target) {
-  if (target && target->hasStreamingStores() &&
-      writesBandsThroughBuffer(plan))
+  if (bandsThroughBuffer(plan, target))
     return kBandsPerGroup;
   // Rows closer than kGroupRowBytes lie in few pages, and the next band's
   // blocks find their lines in the L2 (walked together, scale transposes of
@@ -1813,8 +1822,7 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
   // and pages (a transpose's band reads 32 bytes of each of its 2880 rows,
   // the next band the other 32 bytes of the same lines), so a group walks
   // them once.
-  const bool bounce = target && target->hasStreamingStores() &&
-                      writesBandsThroughBuffer(plan);
+  const bool bounce = bandsThroughBuffer(plan, target);
   const int64_t group = bandsWalkedTogether(plan, target);
   // One buffer for the group's bands, band j's span at j * spanBytes.
   Value bandBuffer, bounceStreaming;

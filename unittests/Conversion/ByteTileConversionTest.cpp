@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -384,6 +385,56 @@ TEST(ByteTilePlan, SmallTilesNeedLongRuns) {
       /*minTileBytes=*/8192);
   ASSERT_TRUE(large);
   EXPECT_EQ(large->group * large->span, 128 * 90);
+}
+
+/// The shortest contiguous run, in bytes, of `width`-byte chunks at
+/// `offsets`.
+int64_t shortestRun(std::vector<int32_t> offsets, int64_t width) {
+  llvm::sort(offsets);
+  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+  int64_t shortest = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < offsets.size();) {
+    size_t j = i + 1;
+    while (j < offsets.size() && offsets[j] == offsets[j - 1] + width)
+      ++j;
+    shortest = std::min<int64_t>(shortest, int64_t(j - i) * width);
+    i = j;
+  }
+  return shortest;
+}
+
+// With `minRun`, a tile that reads or writes shorter runs does not end the
+// search: 448 scale rows of 1024 columns, N-contiguous to K-contiguous,
+// take 32 columns of every row by default (32-byte load runs, whole
+// sectors); asked for 128-byte runs on both sides, the rows are cut in two
+// spans of 224 and the tile takes 128 columns (224-byte store runs).
+TEST(ByteTilePlan, MinLoadRunCutsTheRows) {
+  std::mt19937 rng(13);
+  const std::vector<int64_t> shape = {2, 448, 1024};
+  auto from = ref::makeStridedLayout(shape, 8, -1);
+  auto to = ref::makeStridedLayout(shape, 8, -2);
+  std::optional<ByteTilePlan> plain = planByteTileConversion(*from, *to);
+  ASSERT_TRUE(plain);
+  EXPECT_LT(shortestRun(plain->kinds[0].sourceChunks, plain->loadBytes), 128);
+  for (int64_t minRun : {64, 128}) {
+    const std::string what = "minRun " + std::to_string(minRun);
+    std::optional<ByteTilePlan> plan = planByteTileConversion(
+        *from, *to, 256, true, kByteTileMaxBatchBytes, true, false,
+        kByteTileMinBytes, minRun);
+    ASSERT_TRUE(plan) << what;
+    EXPECT_GE(shortestRun(plan->kinds[0].sourceChunks, plan->loadBytes),
+              minRun)
+        << what;
+    EXPECT_GE(shortestRun(plan->kinds[0].destChunks, plan->storeBytes),
+              minRun)
+        << what;
+    EXPECT_LE(plan->group * plan->span, kByteTileMaxSharedBytes) << what;
+    if (minRun == 128) {
+      EXPECT_EQ(plan->numSplits, 2) << what;
+      EXPECT_EQ(plan->span, 224) << what;
+    }
+    expectPlanExact(*plan, *from, *to, rng, what);
+  }
 }
 
 // The transposes from the N-contiguous form read every destination byte

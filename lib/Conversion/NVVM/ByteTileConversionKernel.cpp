@@ -555,7 +555,7 @@ std::optional<ByteTilePlan> planFor(ConvertStorageOp op,
                                 kByteTileMaxBatchBytes,
                                 options.blocksOfLargeBatches,
                                 options.transposedCopies,
-                                options.minTileBytes);
+                                options.minTileBytes, options.minRun);
 }
 
 /// Where the per-thread code of a block runs: on the device in the thread

@@ -191,6 +191,7 @@ struct OutlineConversionsPass
       byteTile.smCount = smCount;
       byteTile.hoistTables = tiling->hoistTables;
       byteTile.minTileBytes = tiling->minTileBytes;
+      byteTile.minRun = tiling->minRun;
       // Batches above the byte tile plan's limit go to the staged kernel
       // first, and only where it fails to the byte tile kernel's blocks:
       // on Llama-3.1-405B's scales the staged kernel is the faster of the

@@ -118,6 +118,7 @@ FailureOr<ConversionTiling> mlir::microscale::getConversionTiling(Operation *op)
   reader.integer("resident_blocks", tiling.residentBlocks);
   reader.integer("buffers", tiling.buffers);
   reader.integer("min_tile_bytes", tiling.minTileBytes);
+  reader.integer("min_run", tiling.minRun);
   reader.boolean("hoist_tables", tiling.hoistTables);
   reader.integer("tiles_per_block", tiling.tilesPerBlock);
   reader.integer("block_size", tiling.blockSize);
@@ -133,6 +134,7 @@ FailureOr<ConversionTiling> mlir::microscale::getConversionTiling(Operation *op)
   reader.check("buffers", tiling.buffers, 0, 2);
   reader.check("min_tile_bytes", tiling.minTileBytes, 256,
                kByteTileMaxSharedBytes);
+  reader.check("min_run", tiling.minRun, 0, 4096);
   if (failed(reader.finish()))
     return failure();
   return tiling;
@@ -237,6 +239,7 @@ struct SetTilingPass
         integer("resident_blocks", byteTileBlocksPerSM);
         integer("buffers", byteTileBuffers);
         integer("min_tile_bytes", byteTileMinTileBytes);
+        integer("min_run", byteTileMinRun);
         boolean("hoist_tables", byteTileHoistTables);
         integer("tiles_per_block", conversionTilesPerBlock);
         integer("block_size", blockSize);

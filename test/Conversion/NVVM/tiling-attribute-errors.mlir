@@ -4,7 +4,7 @@
 !canon = !microscale.qtensor<64x128, mxfp4, axis = 0>
 !hopper = !microscale.qtensor<64x128, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
 func.func @unknown(%src: memref<4096xi8>, %dst: memref<16384xi8>) {
-  // expected-error @+1 {{unknown tiling "warp_rows" for this op (known: staged, byte_tiles, word_gather, transposed_copies, resident_blocks, buffers, min_tile_bytes, hoist_tables, tiles_per_block, block_size, units_per_thread, traversal)}}
+  // expected-error @+1 {{unknown tiling "warp_rows" for this op (known: staged, byte_tiles, word_gather, transposed_copies, resident_blocks, buffers, min_tile_bytes, min_run, hoist_tables, tiles_per_block, block_size, units_per_thread, traversal)}}
   microscale.convert_storage values %src, %dst {microscale.tiling = {warp_rows = 16}} : !canon -> !hopper, memref<4096xi8>, memref<16384xi8>
   return
 }
@@ -46,6 +46,16 @@ func.func @buffers(%src: memref<256xi8>, %dst: memref<512xi8>) {
 func.func @min_tile_bytes(%src: memref<256xi8>, %dst: memref<512xi8>) {
   // expected-error @+1 {{tiling min_tile_bytes = 100 must be in [256, 40960]}}
   microscale.convert_storage scales %src, %dst {microscale.tiling = {min_tile_bytes = 100}} : !canon -> !hopper, memref<256xi8>, memref<512xi8>
+  return
+}
+
+// -----
+
+!canon = !microscale.qtensor<64x128, mxfp4, axis = 0>
+!hopper = !microscale.qtensor<64x128, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
+func.func @min_run(%src: memref<256xi8>, %dst: memref<512xi8>) {
+  // expected-error @+1 {{tiling min_run = 5000 must be in [0, 4096]}}
+  microscale.convert_storage scales %src, %dst {microscale.tiling = {min_run = 5000}} : !canon -> !hopper, memref<256xi8>, memref<512xi8>
   return
 }
 

@@ -907,7 +907,8 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
                                          int64_t maxBatchBytes,
                                          bool blocksOfLargeBatches,
                                          bool transposedCopies,
-                                         int64_t minTileBytes) {
+                                         int64_t minTileBytes,
+                                         int64_t minRun) {
   BatchImages images;
   if (!images.build(from, to, maxBatchBytes, blocksOfLargeBatches))
     return std::nullopt;
@@ -933,16 +934,16 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
            double(loaded + stored);
   };
   // Whether every contiguous run of a kind-0 tile's `chunks` (of `w`
-  // bytes each) is at least `minRun` bytes long.
+  // bytes each) is at least `atLeast` bytes long.
   auto runsAtLeast = [](std::vector<int32_t> chunks, int64_t w,
-                        int64_t minRun) {
+                        int64_t atLeast) {
     llvm::sort(chunks);
     chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
     for (size_t i = 0; i < chunks.size();) {
       size_t j = i + 1;
       while (j < chunks.size() && chunks[j] == chunks[j - 1] + w)
         ++j;
-      if (static_cast<int64_t>(j - i) * w < minRun)
+      if (static_cast<int64_t>(j - i) * w < atLeast)
         return false;
       i = j;
     }
@@ -996,15 +997,34 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     return std::min(side(k.sourceChunks, sourceCount, p.loadBytes),
                     side(k.destChunks, k.destChunks.size(), p.storeBytes));
   };
-  // Tiles compare by whole sectors, then by the accesses' width.
+  // The shortest contiguous run of a kind-0 tile's source and destination,
+  // up to minRun (0 where that is off): runs of whole lines keep a DRAM
+  // page's lines in one block instead of spreading them over the blocks
+  // that run together.
+  auto accessRun = [&](const ByteTilePlan &p) -> int64_t {
+    if (minRun <= 0)
+      return 0;
+    const ByteTilePlan::Kind &k = p.kinds.front();
+    int64_t run = std::min(p.loadBytes, p.storeBytes);
+    while (run < minRun &&
+           runsAtLeast(k.sourceChunks, p.loadBytes, 2 * run) &&
+           runsAtLeast(k.destChunks, p.storeBytes, 2 * run))
+      run *= 2;
+    return std::min(run, minRun);
+  };
+  // Tiles compare by whole sectors, then by their runs (where minRun
+  // asks), then by the accesses' width.
   auto moves = [&](const ByteTilePlan &p, const ByteTilePlan &current) {
     const double a = sectorUse(p), b = sectorUse(current);
     if (std::abs(a - b) > 1e-9)
       return a > b;
+    if (accessRun(p) != accessRun(current))
+      return accessRun(p) > accessRun(current);
     return bytesPerLoad(p) > bytesPerLoad(current) + 1e-9;
   };
   auto isDone = [&](const ByteTilePlan &p) {
-    return !isSmall(p) && width(p) == 16 && sectorUse(p) > 1 - 1e-9;
+    return !isSmall(p) && width(p) == 16 && sectorUse(p) > 1 - 1e-9 &&
+           accessRun(p) >= minRun;
   };
   // The best tile with `span` rows or columns of the cut dim, its accesses
   // at least `minWidth` bytes wide.
@@ -1049,6 +1069,8 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     const double a = sectorUse(p), b = sectorUse(current);
     if (std::abs(a - b) > 1e-9)
       return a > b;
+    if (accessRun(p) != accessRun(current))
+      return accessRun(p) > accessRun(current);
     return width(p) > width(current);
   };
   for (int axis : {1, 0}) {
@@ -1057,11 +1079,12 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
       if (whole % splits)
         continue;
       // Only wider accesses than the whole dim's, or as wide with more
-      // whole sectors, replace its tile.
+      // whole sectors or longer source runs, replace its tile.
       const int64_t minWidth =
           !chosen || isSmall(*chosen) ? 1
-          : sectorUse(*chosen) < 1 - 1e-9 ? width(*chosen)
-                                          : 2 * width(*chosen);
+          : sectorUse(*chosen) < 1 - 1e-9 || accessRun(*chosen) < minRun
+              ? width(*chosen)
+              : 2 * width(*chosen);
       std::optional<ByteTilePlan> p = planSpan(axis, whole / splits, minWidth);
       if (p && (!chosen || prefer(*p, *chosen)))
         chosen = std::move(p);

@@ -223,7 +223,11 @@ inline constexpr int64_t kByteTileBlockBytes = int64_t(4) << 20;
 /// `transposedCopies` lets the copy-in transpose groups of four chunks
 /// where that turns a kind's byte reads into word reads
 /// (ByteTilePlan::transposedQuads). Tiles under `minTileBytes` count as
-/// small: a larger group is preferred to them.
+/// small: a larger group is preferred to them. `minRun` above 0: a
+/// tile that reads its source or writes its destination in contiguous
+/// runs shorter than that many bytes is not final; longer groups, then
+/// spans that cut the other dim, are searched for one whose runs are
+/// longer on both sides.
 std::optional<ByteTilePlan>
 planByteTileConversion(const ::microscale::ref::Layout &from,
                        const ::microscale::ref::Layout &to,
@@ -231,7 +235,8 @@ planByteTileConversion(const ::microscale::ref::Layout &from,
                        int64_t maxBatchBytes = kByteTileMaxBatchBytes,
                        bool blocksOfLargeBatches = true,
                        bool transposedCopies = false,
-                       int64_t minTileBytes = kByteTileMinBytes);
+                       int64_t minTileBytes = kByteTileMinBytes,
+                       int64_t minRun = 0);
 
 /// prmt.b32's byte select (selector nibbles 0-7: the bytes of x, then of
 /// y; the sign-replicate modes are not used).

@@ -68,6 +68,14 @@ static void printPlan(const BlockConversionPlan &p) {
                << p.loads[0].runBytes << " B, stores " << p.stores.size()
                << " x " << p.stores[0].offsets.size() << " runs of "
                << p.stores[0].runBytes << " B, steps " << p.steps.size()
+               << " (nibble swaps "
+               << llvm::count_if(p.steps,
+                                 [](const BlockConversionPlan::Step &s) {
+                                   return s.kind == BlockConversionPlan::Step::
+                                                        Kind::NibbleSwap;
+                                 })
+               << ", stages "
+               << (p.steps.empty() ? 0 : p.steps.back().stage + 1) << ")"
                << ", streaming " << p.streamingAlignment
                << ", band buffer " << writesBandsThroughBuffer(p)
                << ", bands together " << bandsWalkedTogether(p, &host)

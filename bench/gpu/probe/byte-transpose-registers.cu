@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 #include <algorithm>
+#include <string>
 #include <cuda_runtime.h>
 
 __device__ __forceinline__ void transpose4(unsigned a, unsigned b, unsigned c,
@@ -249,6 +250,93 @@ static void runPipelined(const uint8_t *dsrc, uint8_t *ddst, uint8_t *dcopy,
          B, R, C, WORDS, blocksPerSM, ours, copy, ours / copy, bad ? "MISMATCH" : "exact");
 }
 
+// Lane groups: KB lanes take KB consecutive 16-row blocks of one 16-column
+// block (KB = 2 is transposeRegisters' layout): a store instruction then
+// writes 16 * KB contiguous bytes of each of 32 / KB destination rows, a
+// load instruction 16 * 32 / KB contiguous bytes of each of KB rows.
+template <int KB>
+__global__ void __launch_bounds__(256)
+    transposeLaneGroups(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
+                        int B, int R, int C) {
+  constexpr int NB = 32 / KB;
+  const int lane = threadIdx.x & 31;
+  const long warp = (blockIdx.x * long(blockDim.x) + threadIdx.x) >> 5;
+  const int nGroups = C / (16 * NB);
+  const int kTiles = R / (16 * KB);
+  const long tasks = long(B) * kTiles * nGroups;
+  if (warp >= tasks)
+    return;
+  const int g = warp % nGroups;
+  const int kt = (warp / nGroups) % kTiles;
+  const long b = warp / (long(nGroups) * kTiles);
+  const int n0 = g * 16 * NB + 16 * (lane / KB);
+  const int k0 = kt * 16 * KB + 16 * (lane % KB);
+  const uint8_t *s = src + (b * R + k0) * long(C) + n0;
+  uint8_t *d = dst + (b * C + n0) * long(R) + k0;
+  uint4 rows[16];
+#pragma unroll
+  for (int r = 0; r < 16; ++r)
+    rows[r] = __ldg(reinterpret_cast<const uint4 *>(s + long(r) * C));
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    unsigned o[4][4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      auto word = [&](int r) {
+        return c == 0 ? rows[r].x : c == 1 ? rows[r].y : c == 2 ? rows[r].z : rows[r].w;
+      };
+      transpose4(word(4 * q), word(4 * q + 1), word(4 * q + 2), word(4 * q + 3),
+                 o[0][q], o[1][q], o[2][q], o[3][q]);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      *reinterpret_cast<uint4 *>(d + long(4 * c + j) * R) =
+          make_uint4(o[j][0], o[j][1], o[j][2], o[j][3]);
+  }
+}
+
+template <int KB>
+static void runLaneGroups(const uint8_t *dsrc, uint8_t *ddst, uint8_t *dcopy,
+                          const std::vector<uint8_t> &h, int B, int R, int C) {
+  constexpr int NB = 32 / KB;
+  size_t bytes = size_t(B) * R * C;
+  if (R % (16 * KB) || C % (16 * NB)) {
+    printf("%d,%d,%d lane groups %d: shape not a multiple, skipped\n", B, R, C, KB);
+    return;
+  }
+  const long tasks = long(B) * (R / (16 * KB)) * (C / (16 * NB));
+  const int blocks = int((tasks * 32 + 255) / 256);
+  auto launch = [&] { transposeLaneGroups<KB><<<blocks, 256>>>(dsrc, ddst, B, R, C); };
+  cudaMemset(ddst, 0xA5, bytes);
+  launch();
+  cudaDeviceSynchronize();
+  std::vector<uint8_t> got(bytes);
+  cudaMemcpy(got.data(), ddst, bytes, cudaMemcpyDeviceToHost);
+  long bad = 0;
+  for (int bb = 0; bb < B; ++bb)
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c)
+        bad += got[(size_t(bb) * C + c) * R + r] != h[(size_t(bb) * R + r) * C + c];
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<float> t;
+  for (int i = 0; i < 50; ++i) {
+    cudaEventRecord(e0);
+    launch();
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float ms;
+    cudaEventElapsedTime(&ms, e0, e1);
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  float ours = t[t.size() / 2];
+  float copy = timeCopy(dcopy, dsrc, bytes, 50);
+  printf("%d,%d,%d lane groups %d: ours %.4f ms copy %.4f ms ours/copy %.3f %s\n",
+         B, R, C, KB, ours, copy, ours / copy, bad ? "MISMATCH" : "exact");
+}
+
 template <int SLABS>
 static void runOne(const uint8_t *dsrc, uint8_t *ddst, uint8_t *dcopy,
                    const std::vector<uint8_t> &h, int B, int R, int C) {
@@ -287,10 +375,16 @@ int main(int argc, char **argv) {
   cudaMalloc(&ddst, bytes);
   cudaMalloc(&dcopy, bytes);
   cudaMemcpy(dsrc, h.data(), bytes, cudaMemcpyHostToDevice);
-  runOne<1>(dsrc, ddst, dcopy, h, B, R, C);
-  for (int bps : {1, 2, 3, 4, 6, 8}) {
-    runPipelined<4>(dsrc, ddst, dcopy, h, B, R, C, bps);
-    runPipelined<2>(dsrc, ddst, dcopy, h, B, R, C, bps);
+  const char *mode = argc > 4 ? argv[4] : "all";
+  if (std::string(mode) == "all" || std::string(mode) == "pipelined")
+    for (int bps : {1, 2, 4, 8}) {
+      runPipelined<4>(dsrc, ddst, dcopy, h, B, R, C, bps);
+      runPipelined<2>(dsrc, ddst, dcopy, h, B, R, C, bps);
+    }
+  for (int round = 0; round < 2; ++round) {
+    runLaneGroups<2>(dsrc, ddst, dcopy, h, B, R, C);
+    runLaneGroups<4>(dsrc, ddst, dcopy, h, B, R, C);
+    runLaneGroups<8>(dsrc, ddst, dcopy, h, B, R, C);
   }
   return 0;
 }

@@ -866,6 +866,8 @@ struct ByteTileOnHost {
   /// By default one block per tile, as the compiler chooses.
   int64_t persistentBlocks = std::numeric_limits<int64_t>::max(), buffers = 2;
   bool transposedCopies = false;
+  /// planByteTileConversion's `minRun` (0: off, the default).
+  int64_t minRun = 0;
   unsigned planned = 0, total = 0;
   std::string notPlanned;
 
@@ -885,6 +887,7 @@ struct ByteTileOnHost {
       options.wordGather = wordGather;
       options.transposedCopies = transposedCopies;
       options.buffers = buffers;
+      options.minRun = minRun;
       emulated = emulateByteTileConversionOnHost(whole, options,
                                                  persistentBlocks);
       return success();
@@ -1008,6 +1011,43 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostTransposedCopies) {
                    StoragePart::scales, seed++);
     EXPECT_EQ(host.planned, host.total) << host.notPlanned;
   }
+}
+
+// Tiles that cut the scale rows for longer runs (byte-tile-min-run): 448
+// scale rows of 512 columns, whose transposes otherwise read 32-byte runs
+// of every row, in spans of 224 rows by 128 columns (128 and 64), and on
+// 224 rows with Hopper's padded columns (600); one block per tile and
+// persistent blocks.
+TEST_F(Fixture, ByteTileGPUKernelOnHostMinRun) {
+  {
+    auto from = ::microscale::ref::makeStridedLayout({2, 448, 512}, 8, -1);
+    auto to = ::microscale::ref::makeStridedLayout({2, 448, 512}, 8, -2);
+    std::optional<ByteTilePlan> plan = planByteTileConversion(
+        *from, *to, 256, true, kByteTileMaxBatchBytes, true, false,
+        kByteTileMinBytes, /*minRun=*/128);
+    ASSERT_TRUE(plan);
+    EXPECT_EQ(plan->numSplits, 2);
+    EXPECT_EQ(plan->group, 128);
+  }
+  for (int64_t persistent : {std::numeric_limits<int64_t>::max(), int64_t(5)})
+    for (int64_t minRun : {64, 128}) {
+      ByteTileOnHost host(*this);
+      host.minRun = minRun;
+      host.persistentBlocks = persistent;
+      unsigned seed = 2700;
+      const char *layouts[] = {
+          "#microscale.strided", "#microscale.strided<major_dim = -2>",
+          "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>"};
+      for (std::vector<int64_t> shape :
+           {std::vector<int64_t>{2, 14336, 512}, {2, 7168, 600}})
+        for (const char *a : layouts)
+          for (const char *b : layouts)
+            if (a != b)
+              host.check(type(shape, "mxfp4", 1, "#microscale.strided", a),
+                         type(shape, "mxfp4", 1, "#microscale.strided", b),
+                         StoragePart::scales, seed++);
+      EXPECT_EQ(host.planned, host.total) << host.notPlanned;
+    }
 }
 
 // The persistent grid (byte-tile-blocks-per-sm) with one and two shared

@@ -897,6 +897,19 @@ struct ByteTileOnHost {
     if (!emulated)
       notPlanned += "\n  " + debugString(from) + " -> " + debugString(to);
   }
+
+  /// Every ordered pair of distinct scale `layouts` on each of `shapes`
+  /// (values strided, scales along dim 1), seeds from `seed` on.
+  void checkEveryPair(ArrayRef<std::vector<int64_t>> shapes,
+                      ArrayRef<const char *> layouts, unsigned seed) {
+    for (const std::vector<int64_t> &shape : shapes)
+      for (const char *a : layouts)
+        for (const char *b : layouts)
+          if (a != b)
+            check(f.type(shape, "mxfp4", 1, "#microscale.strided", a),
+                  f.type(shape, "mxfp4", 1, "#microscale.strided", b),
+                  StoragePart::scales, seed++);
+  }
 };
 
 // Real models' scale shapes: gpt-oss's 90 scale blocks along K with N =
@@ -1034,18 +1047,11 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostMinRun) {
       ByteTileOnHost host(*this);
       host.minRun = minRun;
       host.persistentBlocks = persistent;
-      unsigned seed = 2700;
-      const char *layouts[] = {
-          "#microscale.strided", "#microscale.strided<major_dim = -2>",
-          "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>"};
-      for (std::vector<int64_t> shape :
-           {std::vector<int64_t>{2, 14336, 512}, {2, 7168, 600}})
-        for (const char *a : layouts)
-          for (const char *b : layouts)
-            if (a != b)
-              host.check(type(shape, "mxfp4", 1, "#microscale.strided", a),
-                         type(shape, "mxfp4", 1, "#microscale.strided", b),
-                         StoragePart::scales, seed++);
+      host.checkEveryPair(
+          {{2, 14336, 512}, {2, 7168, 600}},
+          {"#microscale.strided", "#microscale.strided<major_dim = -2>",
+           "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>"},
+          2700);
       EXPECT_EQ(host.planned, host.total) << host.notPlanned;
     }
 }
@@ -1059,19 +1065,11 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostPersistentGrid) {
     ByteTileOnHost host(*this);
     host.persistentBlocks = 7;
     host.buffers = buffers;
-    unsigned seed = 2300;
-    const char *layouts[] = {
-        "#microscale.strided<major_dim = -2>",
-        "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>",
-        "#microscale.blackwell_scale", "#microscale.strided"};
-    for (std::vector<int64_t> shape :
-         {std::vector<int64_t>{3, 2880, 1000}, {2, 7168, 600}})
-      for (const char *a : layouts)
-        for (const char *b : layouts)
-          if (a != b)
-            host.check(type(shape, "mxfp4", 1, "#microscale.strided", a),
-                       type(shape, "mxfp4", 1, "#microscale.strided", b),
-                       StoragePart::scales, seed++);
+    host.checkEveryPair({{3, 2880, 1000}, {2, 7168, 600}},
+                        {"#microscale.strided<major_dim = -2>",
+                         "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>",
+                         "#microscale.blackwell_scale", "#microscale.strided"},
+                        2300);
     EXPECT_EQ(host.planned, host.total) << host.notPlanned;
   }
 }

@@ -1,13 +1,14 @@
 // Probe: a byte transpose [B, R, C] -> [B, C, R] (scales strided<-1> ->
 // strided<-2>) with no shared memory. Each lane loads a 16 x 16 byte block
 // (16-byte loads from 16 rows), transposes it in registers with byte
-// permutes (8 per 4 x 4 block) and stores 16 rows of 16 bytes. Lane pairs
-// take the two 16-row halves of a 32-row slab, so that each store
-// instruction writes whole 32-byte sectors. R and C multiples of 32 and 16
-// (the probe's limit). Timed against cudaMemcpy of the same bytes and
-// checked against a host transpose.
+// permutes (8 per 4 x 4 block) and stores 16 rows of 16 bytes. Groups of
+// KB lanes take consecutive 16-row blocks (transposeLaneGroups; KB = 2:
+// each store instruction writes whole 32-byte sectors), or warps walk the
+// tasks with the next one's loads in flight (transposePipelined). R and C
+// multiples of 16 x KB and 16 x 32 / KB (the probe's limit). Timed against
+// cudaMemcpy of the same bytes and checked against a host transpose.
 //   nvcc -O3 -arch=sm_90a bench/gpu/probe/byte-transpose-registers.cu -o /tmp/btr
-//   /tmp/btr B R C
+//   /tmp/btr B R C [lanes]   (lanes: only the lane-group kernels)
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
@@ -28,91 +29,15 @@ __device__ __forceinline__ void transpose4(unsigned a, unsigned b, unsigned c,
   o3 = __byte_perm(x1, y1, 0x7632);
 }
 
-// SLABS: 32-row slabs per lane (more bytes in flight per lane).
-template <int SLABS>
-__global__ void __launch_bounds__(256)
-    transposeRegisters(const uint8_t *__restrict__ src, uint8_t *__restrict__ dst,
-                       int B, int R, int C) {
-  const int lane = threadIdx.x & 31;
-  const long warp = (blockIdx.x * long(blockDim.x) + threadIdx.x) >> 5;
-  const int nGroups = C / 256 + (C % 256 ? 1 : 0);
-  const int kTiles = R / (32 * SLABS);
-  const long tasks = long(B) * kTiles * nGroups;
-  if (warp >= tasks)
-    return;
-  const int g = warp % nGroups;
-  const int kt = (warp / nGroups) % kTiles;
-  const int b = warp / (long(nGroups) * kTiles);
-  const int n0 = g * 256 + 16 * (lane >> 1);
-  if (n0 >= C)
-    return;
-  const uint8_t *s = src + long(b) * R * C;
-  uint8_t *d = dst + long(b) * R * C;
-  uint4 rows[SLABS][16];
-#pragma unroll
-  for (int sl = 0; sl < SLABS; ++sl) {
-    const int k0 = (kt * SLABS + sl) * 32 + 16 * (lane & 1);
-#pragma unroll
-    for (int r = 0; r < 16; ++r)
-      rows[sl][r] = __ldg(reinterpret_cast<const uint4 *>(s + long(k0 + r) * C + n0));
-  }
-#pragma unroll
-  for (int sl = 0; sl < SLABS; ++sl) {
-    const int k0 = (kt * SLABS + sl) * 32 + 16 * (lane & 1);
-    unsigned out[16][4];
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      // rows 4q..4q+3; words c = 0..3 of each row
-      unsigned w[4][4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        w[i][0] = rows[sl][4 * q + i].x;
-        w[i][1] = rows[sl][4 * q + i].y;
-        w[i][2] = rows[sl][4 * q + i].z;
-        w[i][3] = rows[sl][4 * q + i].w;
-      }
-#pragma unroll
-      for (int c = 0; c < 4; ++c)
-        transpose4(w[0][c], w[1][c], w[2][c], w[3][c], out[4 * c][q],
-                   out[4 * c + 1][q], out[4 * c + 2][q], out[4 * c + 3][q]);
-    }
-#pragma unroll
-    for (int j = 0; j < 16; ++j)
-      *reinterpret_cast<uint4 *>(d + long(n0 + j) * R + k0) =
-          make_uint4(out[j][0], out[j][1], out[j][2], out[j][3]);
-  }
-}
-
-template <int SLABS>
-static float timeIt(const uint8_t *src, uint8_t *dst, int B, int R, int C,
-                    int reps) {
-  const long tasks = long(B) * (R / (32 * SLABS)) * ((C + 255) / 256);
-  const int blocks = int((tasks * 32 + 255) / 256);
+// Median over `reps` runs of `run` (ms, CUDA events).
+template <typename Run> static float medianMs(Run run, int reps) {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
   std::vector<float> t;
   for (int i = 0; i < reps; ++i) {
     cudaEventRecord(e0);
-    transposeRegisters<SLABS><<<blocks, 256>>>(src, dst, B, R, C);
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-static float timeCopy(uint8_t *dst, const uint8_t *src, size_t bytes, int reps) {
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    cudaEventRecord(e0);
-    cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice);
+    run();
     cudaEventRecord(e1);
     cudaEventSynchronize(e1);
     float ms;
@@ -207,19 +132,14 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-template <int WORDS>
-static void runPipelined(const uint8_t *dsrc, uint8_t *ddst, uint8_t *dcopy,
-                         const std::vector<uint8_t> &h, int B, int R, int C,
-                         int blocksPerSM) {
-  size_t bytes = size_t(B) * R * C;
-  if (R % 32 || C % (64 * WORDS)) {
-    printf("%d,%d,%d pipelined words %d: shape not a multiple, skipped\n", B, R, C, WORDS);
-    return;
-  }
-  int sms;
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  int blocks = sms * blocksPerSM;
-  auto launch = [&] { transposePipelined<WORDS><<<blocks, 256>>>(dsrc, ddst, B, R, C); };
+// Runs `launch` once over a poisoned destination, compares with the host
+// transpose of `h`, then times it (median of 50) against cudaMemcpy of the
+// same bytes and prints one line.
+template <typename Launch>
+static void checkAndTime(const char *what, Launch launch, const uint8_t *dsrc,
+                         uint8_t *ddst, uint8_t *dcopy,
+                         const std::vector<uint8_t> &h, int B, int R, int C) {
+  const size_t bytes = size_t(B) * R * C;
   cudaMemset(ddst, 0xA5, bytes);
   launch();
   cudaDeviceSynchronize();
@@ -230,24 +150,28 @@ static void runPipelined(const uint8_t *dsrc, uint8_t *ddst, uint8_t *dcopy,
     for (int r = 0; r < R; ++r)
       for (int c = 0; c < C; ++c)
         bad += got[(size_t(bb) * C + c) * R + r] != h[(size_t(bb) * R + r) * C + c];
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  std::vector<float> t;
-  for (int i = 0; i < 50; ++i) {
-    cudaEventRecord(e0);
-    launch();
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    t.push_back(ms);
+  const float ours = medianMs(launch, 50);
+  const float copy = medianMs(
+      [&] { cudaMemcpyAsync(dcopy, dsrc, bytes, cudaMemcpyDeviceToDevice); }, 50);
+  printf("%d,%d,%d %s: ours %.4f ms copy %.4f ms ours/copy %.3f %s\n", B, R,
+         C, what, ours, copy, ours / copy, bad ? "MISMATCH" : "exact");
+}
+
+template <int WORDS>
+static void runPipelined(const uint8_t *dsrc, uint8_t *ddst, uint8_t *dcopy,
+                         const std::vector<uint8_t> &h, int B, int R, int C,
+                         int blocksPerSM) {
+  if (R % 32 || C % (64 * WORDS)) {
+    printf("%d,%d,%d pipelined words %d: shape not a multiple, skipped\n", B, R, C, WORDS);
+    return;
   }
-  std::sort(t.begin(), t.end());
-  float ours = t[t.size() / 2];
-  float copy = timeCopy(dcopy, dsrc, bytes, 50);
-  printf("%d,%d,%d pipelined words %d blocks/SM %d: ours %.4f ms copy %.4f ms ours/copy %.3f %s\n",
-         B, R, C, WORDS, blocksPerSM, ours, copy, ours / copy, bad ? "MISMATCH" : "exact");
+  int sms;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  const int blocks = sms * blocksPerSM;
+  char what[64];
+  snprintf(what, sizeof what, "pipelined words %d blocks/SM %d", WORDS, blocksPerSM);
+  checkAndTime(what, [&] { transposePipelined<WORDS><<<blocks, 256>>>(dsrc, ddst, B, R, C); },
+               dsrc, ddst, dcopy, h, B, R, C);
 }
 
 // Lane groups: KB lanes take KB consecutive 16-row blocks of one 16-column
@@ -299,69 +223,23 @@ template <int KB>
 static void runLaneGroups(const uint8_t *dsrc, uint8_t *ddst, uint8_t *dcopy,
                           const std::vector<uint8_t> &h, int B, int R, int C) {
   constexpr int NB = 32 / KB;
-  size_t bytes = size_t(B) * R * C;
   if (R % (16 * KB) || C % (16 * NB)) {
     printf("%d,%d,%d lane groups %d: shape not a multiple, skipped\n", B, R, C, KB);
     return;
   }
   const long tasks = long(B) * (R / (16 * KB)) * (C / (16 * NB));
   const int blocks = int((tasks * 32 + 255) / 256);
-  auto launch = [&] { transposeLaneGroups<KB><<<blocks, 256>>>(dsrc, ddst, B, R, C); };
-  cudaMemset(ddst, 0xA5, bytes);
-  launch();
-  cudaDeviceSynchronize();
-  std::vector<uint8_t> got(bytes);
-  cudaMemcpy(got.data(), ddst, bytes, cudaMemcpyDeviceToHost);
-  long bad = 0;
-  for (int bb = 0; bb < B; ++bb)
-    for (int r = 0; r < R; ++r)
-      for (int c = 0; c < C; ++c)
-        bad += got[(size_t(bb) * C + c) * R + r] != h[(size_t(bb) * R + r) * C + c];
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  std::vector<float> t;
-  for (int i = 0; i < 50; ++i) {
-    cudaEventRecord(e0);
-    launch();
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  float ours = t[t.size() / 2];
-  float copy = timeCopy(dcopy, dsrc, bytes, 50);
-  printf("%d,%d,%d lane groups %d: ours %.4f ms copy %.4f ms ours/copy %.3f %s\n",
-         B, R, C, KB, ours, copy, ours / copy, bad ? "MISMATCH" : "exact");
-}
-
-template <int SLABS>
-static void runOne(const uint8_t *dsrc, uint8_t *ddst, uint8_t *dcopy,
-                   const std::vector<uint8_t> &h, int B, int R, int C) {
-  size_t bytes = size_t(B) * R * C;
-  if (R % (32 * SLABS)) {
-    printf("%d,%d,%d slabs %d: R not a multiple of %d, skipped\n", B, R, C,
-           SLABS, 32 * SLABS);
-    return;
-  }
-  cudaMemset(ddst, 0xA5, bytes);
-  float ours = timeIt<SLABS>(dsrc, ddst, B, R, C, 1);
-  std::vector<uint8_t> got(bytes);
-  cudaMemcpy(got.data(), ddst, bytes, cudaMemcpyDeviceToHost);
-  long bad = 0;
-  for (int b = 0; b < B; ++b)
-    for (int r = 0; r < R; ++r)
-      for (int c = 0; c < C; ++c)
-        bad += got[(size_t(b) * C + c) * R + r] != h[(size_t(b) * R + r) * C + c];
-  ours = timeIt<SLABS>(dsrc, ddst, B, R, C, 50);
-  float copy = timeCopy(dcopy, dsrc, bytes, 50);
-  printf("%d,%d,%d slabs %d: ours %.4f ms copy %.4f ms ours/copy %.3f %s\n", B,
-         R, C, SLABS, ours, copy, ours / copy, bad ? "MISMATCH" : "exact");
+  char what[64];
+  snprintf(what, sizeof what, "lane groups %d", KB);
+  checkAndTime(what, [&] { transposeLaneGroups<KB><<<blocks, 256>>>(dsrc, ddst, B, R, C); },
+               dsrc, ddst, dcopy, h, B, R, C);
 }
 
 int main(int argc, char **argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: %s B R C [lanes]\n", argv[0]);
+    return 2;
+  }
   int B = atoi(argv[1]), R = atoi(argv[2]), C = atoi(argv[3]);
   size_t bytes = size_t(B) * R * C;
   std::vector<uint8_t> h(bytes);
@@ -376,7 +254,7 @@ int main(int argc, char **argv) {
   cudaMalloc(&dcopy, bytes);
   cudaMemcpy(dsrc, h.data(), bytes, cudaMemcpyHostToDevice);
   const char *mode = argc > 4 ? argv[4] : "all";
-  if (std::string(mode) == "all" || std::string(mode) == "pipelined")
+  if (std::string(mode) != "lanes")
     for (int bps : {1, 2, 4, 8}) {
       runPipelined<4>(dsrc, ddst, dcopy, h, B, R, C, bps);
       runPipelined<2>(dsrc, ddst, dcopy, h, B, R, C, bps);

@@ -1,6 +1,8 @@
 //===- TCGen05Descriptors.cpp - tcgen05 descriptor and scale-atom packing -===//
 #include "microscale/Conversion/NVVM/TCGen05Descriptors.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 using namespace mlir::microscale::nvvm;
 
 namespace {
@@ -153,19 +155,16 @@ mlir::microscale::nvvm::encode(const SharedMemoryDescriptor &d,
     return fail(error, "base offset is 3 bits, got " +
                            std::to_string(d.baseOffset)),
            std::nullopt;
-  switch (d.swizzle) {
-  case SwizzleMode::None:
-  case SwizzleMode::Swizzle128BBase32B:
-  case SwizzleMode::Swizzle128B:
-  case SwizzleMode::Swizzle64B:
-  case SwizzleMode::Swizzle32B:
-    break;
-  default:
+  // A mode built from raw bits may be none of the enumerators.
+  const SwizzleMode knownModes[] = {
+      SwizzleMode::None, SwizzleMode::Swizzle128BBase32B,
+      SwizzleMode::Swizzle128B, SwizzleMode::Swizzle64B,
+      SwizzleMode::Swizzle32B};
+  if (!llvm::is_contained(knownModes, d.swizzle))
     return fail(error, "swizzle mode " +
                            std::to_string(unsigned(d.swizzle)) +
                            " is not one of 0, 1, 2, 4, 6"),
            std::nullopt;
-  }
   uint64_t word = *start;
   word |= *leading << 16;
   word |= *stride << 32;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include "llvm/ADT/ArrayRef.h"
@@ -933,21 +934,20 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     return double(loaded * p.loadBytes + stored * p.storeBytes) /
            double(loaded + stored);
   };
-  // Whether every contiguous run of a kind-0 tile's `chunks` (of `w`
-  // bytes each) is at least `atLeast` bytes long.
-  auto runsAtLeast = [](std::vector<int32_t> chunks, int64_t w,
-                        int64_t atLeast) {
+  // The shortest contiguous run, in bytes, of a kind-0 tile's `chunks`
+  // (of `w` bytes each; INT64_MAX where there are none).
+  auto shortestRun = [](std::vector<int32_t> chunks, int64_t w) {
     llvm::sort(chunks);
     chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+    int64_t shortest = std::numeric_limits<int64_t>::max();
     for (size_t i = 0; i < chunks.size();) {
       size_t j = i + 1;
       while (j < chunks.size() && chunks[j] == chunks[j - 1] + w)
         ++j;
-      if (static_cast<int64_t>(j - i) * w < atLeast)
-        return false;
+      shortest = std::min(shortest, static_cast<int64_t>(j - i) * w);
       i = j;
     }
-    return true;
+    return shortest;
   };
   // A tile under `minTileBytes` is small, and so is one under
   // kByteTileMinBytesShortRuns whose runs are short: loads of less than a
@@ -961,8 +961,8 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     if (bytes >= kByteTileMinBytesShortRuns)
       return false;
     const ByteTilePlan::Kind &k = p.kinds.front();
-    return !runsAtLeast(k.sourceChunks, p.loadBytes, 128) ||
-           !runsAtLeast(k.destChunks, p.storeBytes, 64);
+    return shortestRun(k.sourceChunks, p.loadBytes) < 128 ||
+           shortestRun(k.destChunks, p.storeBytes) < 64;
   };
   auto width = [](const ByteTilePlan &p) {
     return std::min(p.loadBytes, p.storeBytes);
@@ -998,17 +998,18 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
                     side(k.destChunks, k.destChunks.size(), p.storeBytes));
   };
   // The shortest contiguous run of a kind-0 tile's source and destination,
-  // up to minRun (0 where that is off): runs of whole lines keep a DRAM
-  // page's lines in one block instead of spreading them over the blocks
-  // that run together.
+  // as the narrower access times a power of two, up to minRun (0 where
+  // that is off): runs of whole lines keep a DRAM page's lines in one block
+  // instead of spreading them over the blocks that run together.
   auto accessRun = [&](const ByteTilePlan &p) -> int64_t {
     if (minRun <= 0)
       return 0;
     const ByteTilePlan::Kind &k = p.kinds.front();
+    const int64_t shortest =
+        std::min(shortestRun(k.sourceChunks, p.loadBytes),
+                 shortestRun(k.destChunks, p.storeBytes));
     int64_t run = std::min(p.loadBytes, p.storeBytes);
-    while (run < minRun &&
-           runsAtLeast(k.sourceChunks, p.loadBytes, 2 * run) &&
-           runsAtLeast(k.destChunks, p.storeBytes, 2 * run))
+    while (run < minRun && 2 * run <= shortest)
       run *= 2;
     return std::min(run, minRun);
   };
@@ -1018,8 +1019,9 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     const double a = sectorUse(p), b = sectorUse(current);
     if (std::abs(a - b) > 1e-9)
       return a > b;
-    if (accessRun(p) != accessRun(current))
-      return accessRun(p) > accessRun(current);
+    const int64_t runP = accessRun(p), runCurrent = accessRun(current);
+    if (runP != runCurrent)
+      return runP > runCurrent;
     return bytesPerLoad(p) > bytesPerLoad(current) + 1e-9;
   };
   auto isDone = [&](const ByteTilePlan &p) {
@@ -1069,8 +1071,9 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     const double a = sectorUse(p), b = sectorUse(current);
     if (std::abs(a - b) > 1e-9)
       return a > b;
-    if (accessRun(p) != accessRun(current))
-      return accessRun(p) > accessRun(current);
+    const int64_t runP = accessRun(p), runCurrent = accessRun(current);
+    if (runP != runCurrent)
+      return runP > runCurrent;
     return width(p) > width(current);
   };
   for (int axis : {1, 0}) {

@@ -1026,11 +1026,12 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostTransposedCopies) {
   }
 }
 
-// Tiles that cut the scale rows for longer runs (byte-tile-min-run): 448
-// scale rows of 512 columns, whose transposes otherwise read 32-byte runs
-// of every row, in spans of 224 rows by 128 columns (128 and 64), and on
-// 224 rows with Hopper's padded columns (600); one block per tile and
-// persistent blocks.
+// Tiles for longer runs (byte-tile-min-run): 448 scale rows of 512
+// columns, whose transposes otherwise read 32-byte runs of every row, in
+// spans of 224 rows by 128 columns (minRun 128; checked first, so that the
+// emulation runs cut tiles) or all rows by 64 columns (64), and 224 rows
+// with Hopper's padded columns (600); one block per tile and persistent
+// blocks.
 TEST_F(Fixture, ByteTileGPUKernelOnHostMinRun) {
   {
     auto from = ::microscale::ref::makeStridedLayout({2, 448, 512}, 8, -1);

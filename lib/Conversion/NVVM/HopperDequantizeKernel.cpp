@@ -575,29 +575,7 @@ bool mlir::microscale::emulateHopperDequantizeOnHost(
       ValueRange{}, builder.getI64IntegerAttr(16));
   StagedDequantizeEmitter emitter(builder, loc, op, options, words,
                                   scaleBuffer, out, tile, /*onHost=*/true);
-  auto blocks = scf::ForOp::create(builder, loc, e.index(0),
-                                   e.index(emitter.getNumBlocks()), e.index(1));
-  builder.setInsertionPointToStart(blocks.getBody());
-  Value block = blocks.getInductionVar();
-  // Each tile's two phases as loops over the block's threads (a barrier is
-  // the end of a loop).
-  auto forThreads = [&](auto body) {
-    auto threads = scf::ForOp::create(builder, loc, e.index(0),
-                                      e.index(kStagedThreads), e.index(1));
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(threads.getBody());
-    body(threads.getInductionVar());
-  };
-  for (int64_t t = 0; t < emitter.getTilesPerBlock(); ++t) {
-    forThreads([&](Value thread) {
-      StagedDequantizeEmitter::TileData d = emitter.locate(block, t);
-      emitter.load(d, thread);
-      emitter.stage(d, thread);
-    });
-    forThreads([&](Value thread) {
-      emitter.storeRows(emitter.locate(block, t), thread);
-    });
-  }
+  emitStagedTilesOnHost(builder, loc, emitter, kStagedThreads);
   op.erase();
   return true;
 }

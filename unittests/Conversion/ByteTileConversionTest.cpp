@@ -403,37 +403,55 @@ int64_t shortestRun(std::vector<int32_t> offsets, int64_t width) {
   return shortest;
 }
 
-// With `minRun`, a tile that reads or writes shorter runs does not end the
-// search: 448 scale rows of 1024 columns, N-contiguous to K-contiguous,
-// take 32 columns of every row by default (32-byte load runs, whole
-// sectors); asked for 128-byte runs on both sides, the rows are cut in two
-// spans of 224 and the tile takes 128 columns (224-byte store runs).
+// With `minRun`, a tile that loads shorter runs does not end the search:
+// 448 scale rows of 2048 columns, N-contiguous to K-contiguous, take 32
+// columns of every row by default (32-byte load runs, whole sectors);
+// asked for 128-byte load runs, the rows are cut in two spans of 224 and
+// the tile takes 128 columns, twice the shared memory. On 1024 columns the
+// tile the search finds first for 128-byte runs (all 1024 columns of 32
+// rows) would take more than twice that: the default tile stays.
 TEST(ByteTilePlan, MinLoadRunCutsTheRows) {
   std::mt19937 rng(13);
-  const std::vector<int64_t> shape = {2, 448, 1024};
-  auto from = ref::makeStridedLayout(shape, 8, -1);
-  auto to = ref::makeStridedLayout(shape, 8, -2);
-  std::optional<ByteTilePlan> plain = planByteTileConversion(*from, *to);
-  ASSERT_TRUE(plain);
-  EXPECT_LT(shortestRun(plain->kinds[0].sourceChunks, plain->loadBytes), 128);
-  for (int64_t minRun : {64, 128}) {
-    const std::string what = "minRun " + std::to_string(minRun);
-    std::optional<ByteTilePlan> plan = planByteTileConversion(
-        *from, *to, 256, true, kByteTileMaxBatchBytes, true, false,
-        kByteTileMinBytes, minRun);
-    ASSERT_TRUE(plan) << what;
-    EXPECT_GE(shortestRun(plan->kinds[0].sourceChunks, plan->loadBytes),
-              minRun)
-        << what;
-    EXPECT_GE(shortestRun(plan->kinds[0].destChunks, plan->storeBytes),
-              minRun)
-        << what;
-    EXPECT_LE(plan->group * plan->span, kByteTileMaxSharedBytes) << what;
-    if (minRun == 128) {
-      EXPECT_EQ(plan->numSplits, 2) << what;
-      EXPECT_EQ(plan->span, 224) << what;
+  auto plan = [](const ref::Layout &from, const ref::Layout &to,
+                 int64_t minRun) {
+    return planByteTileConversion(from, to, 256, true, kByteTileMaxBatchBytes,
+                                  true, false, kByteTileMinBytes, minRun);
+  };
+  {
+    const std::vector<int64_t> shape = {2, 448, 2048};
+    auto from = ref::makeStridedLayout(shape, 8, -1);
+    auto to = ref::makeStridedLayout(shape, 8, -2);
+    std::optional<ByteTilePlan> plain = plan(*from, *to, 0);
+    ASSERT_TRUE(plain);
+    EXPECT_LT(shortestRun(plain->kinds[0].sourceChunks, plain->loadBytes), 64);
+    for (int64_t minRun : {64, 128}) {
+      const std::string what = "minRun " + std::to_string(minRun);
+      std::optional<ByteTilePlan> longer = plan(*from, *to, minRun);
+      ASSERT_TRUE(longer) << what;
+      EXPECT_GE(shortestRun(longer->kinds[0].sourceChunks, longer->loadBytes),
+                minRun)
+          << what;
+      EXPECT_LE(longer->sharedBytes,
+                kByteTileMaxRunGrowth * plain->sharedBytes)
+          << what;
+      if (minRun == 128) {
+        EXPECT_EQ(longer->numSplits, 2) << what;
+        EXPECT_EQ(longer->span, 224) << what;
+        EXPECT_EQ(longer->group, 128) << what;
+      }
+      expectPlanExact(*longer, *from, *to, rng, what);
     }
-    expectPlanExact(*plan, *from, *to, rng, what);
+  }
+  {
+    const std::vector<int64_t> shape = {2, 448, 1024};
+    auto from = ref::makeStridedLayout(shape, 8, -1);
+    auto to = ref::makeStridedLayout(shape, 8, -2);
+    std::optional<ByteTilePlan> plain = plan(*from, *to, 0);
+    std::optional<ByteTilePlan> longer = plan(*from, *to, 128);
+    ASSERT_TRUE(plain && longer);
+    EXPECT_EQ(longer->group, plain->group);
+    EXPECT_EQ(longer->span, plain->span);
+    EXPECT_EQ(longer->sharedBytes, plain->sharedBytes);
   }
 }
 

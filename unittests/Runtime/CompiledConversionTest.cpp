@@ -1026,16 +1026,16 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostTransposedCopies) {
   }
 }
 
-// Tiles for longer runs (byte-tile-min-run): 448 scale rows of 512
+// Tiles for longer load runs (byte-tile-min-run): 448 scale rows of 2048
 // columns, whose transposes otherwise read 32-byte runs of every row, in
-// spans of 224 rows by 128 columns (minRun 128; checked first, so that the
-// emulation runs cut tiles) or all rows by 64 columns (64), and 224 rows
-// with Hopper's padded columns (600); one block per tile and persistent
-// blocks.
+// spans of 224 rows by 128 columns (minRun 128, the default; checked
+// first, so that the emulation runs cut tiles) or all rows by 64 columns
+// (64), and 224 rows with Hopper's padded columns (600); one block per
+// tile and persistent blocks.
 TEST_F(Fixture, ByteTileGPUKernelOnHostMinRun) {
   {
-    auto from = ::microscale::ref::makeStridedLayout({2, 448, 512}, 8, -1);
-    auto to = ::microscale::ref::makeStridedLayout({2, 448, 512}, 8, -2);
+    auto from = ::microscale::ref::makeStridedLayout({2, 448, 2048}, 8, -1);
+    auto to = ::microscale::ref::makeStridedLayout({2, 448, 2048}, 8, -2);
     std::optional<ByteTilePlan> plan = planByteTileConversion(
         *from, *to, 256, true, kByteTileMaxBatchBytes, true, false,
         kByteTileMinBytes, /*minRun=*/128);
@@ -1049,7 +1049,7 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostMinRun) {
       host.minRun = minRun;
       host.persistentBlocks = persistent;
       host.checkEveryPair(
-          {{2, 14336, 512}, {2, 7168, 600}},
+          {{2, 14336, 2048}, {2, 7168, 600}},
           {"#microscale.strided", "#microscale.strided<major_dim = -2>",
            "#microscale.hopper_scale<mx_axis = -2, num_warps = 8>"},
           2700);

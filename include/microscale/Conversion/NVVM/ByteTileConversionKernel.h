@@ -60,9 +60,9 @@ struct ByteTileKernelOptions {
   /// Tiles under this many bytes count as small to the planner
   /// (planByteTileConversion).
   int64_t minTileBytes = kByteTileMinBytes;
-  /// Source or destination runs shorter than this keep the planner
-  /// searching (planByteTileConversion's `minRun`; 0: off).
-  int64_t minRun = 0;
+  /// Load runs shorter than this keep the planner searching
+  /// (planByteTileConversion's `minRun`; 0: off).
+  int64_t minRun = kByteTileMinRun;
 };
 
 /// How the kernel's blocks share a plan's tiles.

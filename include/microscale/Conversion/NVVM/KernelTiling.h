@@ -52,9 +52,9 @@ struct ConversionTiling {
   /// Byte tile kernel: the tile size below which the planner prefers a
   /// larger group (planByteTileConversion's `minTileBytes`).
   int64_t minTileBytes = kByteTileMinBytes;
-  /// Byte tile kernel: source or destination runs shorter than this keep
-  /// the planner searching (planByteTileConversion's `minRun`; 0: off).
-  int64_t minRun = 0;
+  /// Byte tile kernel: load runs shorter than this keep the planner
+  /// searching (planByteTileConversion's `minRun`; 0: off).
+  int64_t minRun = kByteTileMinRun;
   /// Staged kernel: tiles a block converts one after the other, their loads
   /// issued together (1, 2, 4 or 8).
   int64_t tilesPerBlock = 1;

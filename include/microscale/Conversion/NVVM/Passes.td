@@ -266,11 +266,12 @@ def MicroscaleNVVMSetTiling
            "whose load runs are shorter than 128 bytes or store runs "
            "shorter than 64">,
     Option<"byteTileMinRun", "byte-tile-min-run", "int64_t",
-           /*default=*/"0",
-           "Byte tile kernel: a tile that reads or writes contiguous runs "
-           "shorter than this many bytes does not end the planner's search; "
-           "longer groups, then spans of the other dim, are tried (0: off; "
-           "at most 4096)">,
+           /*default=*/"128",
+           "Byte tile kernel: a tile that loads contiguous runs shorter "
+           "than this many bytes does not end the planner's search; longer "
+           "groups, then spans of the other dim, are tried, and taken where "
+           "their tile takes at most twice the shared memory (0: off; at "
+           "most 4096)">,
     Option<"byteTileHoistTables", "byte-tile-hoist-tables", "bool",
            /*default=*/"true",
            "Byte tile kernel, persistent grid: a block reads its threads' "

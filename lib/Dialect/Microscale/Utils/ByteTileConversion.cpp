@@ -902,17 +902,12 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
 }
 } // namespace
 
-std::optional<ByteTilePlan>
-mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
-                                         int64_t threads, bool wordGather,
-                                         int64_t maxBatchBytes,
-                                         bool blocksOfLargeBatches,
-                                         bool transposedCopies,
-                                         int64_t minTileBytes,
-                                         int64_t minRun) {
-  BatchImages images;
-  if (!images.build(from, to, maxBatchBytes, blocksOfLargeBatches))
-    return std::nullopt;
+/// The tile search of planByteTileConversion on built batch images, for
+/// one minRun.
+static std::optional<ByteTilePlan>
+planTiles(const BatchImages &images, const Layout &from, int64_t threads,
+          bool wordGather, bool transposedCopies, int64_t minTileBytes,
+          int64_t minRun) {
   // The tile: along the long dim, or the other where that fails, the
   // smallest group that the layouts' periods allow, that makes a tile of at
   // least minTileBytes whose global accesses are as wide as any (16
@@ -997,18 +992,18 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     return std::min(side(k.sourceChunks, sourceCount, p.loadBytes),
                     side(k.destChunks, k.destChunks.size(), p.storeBytes));
   };
-  // The shortest contiguous run of a kind-0 tile's source and destination,
-  // as the narrower access times a power of two, up to minRun (0 where
-  // that is off): runs of whole lines keep a DRAM page's lines in one block
-  // instead of spreading them over the blocks that run together.
+  // The shortest contiguous run a kind-0 tile loads, as the load width
+  // times a power of two, up to minRun (0 where that is off): runs of whole
+  // lines keep a DRAM page's lines in one block instead of spreading them
+  // over the blocks that run together. (The store side is left out: tiles
+  // lengthening store runs at the cost of load runs measured slower,
+  // docs/performance.md.)
   auto accessRun = [&](const ByteTilePlan &p) -> int64_t {
     if (minRun <= 0)
       return 0;
     const ByteTilePlan::Kind &k = p.kinds.front();
-    const int64_t shortest =
-        std::min(shortestRun(k.sourceChunks, p.loadBytes),
-                 shortestRun(k.destChunks, p.storeBytes));
-    int64_t run = std::min(p.loadBytes, p.storeBytes);
+    const int64_t shortest = shortestRun(k.sourceChunks, p.loadBytes);
+    int64_t run = p.loadBytes;
     while (run < minRun && 2 * run <= shortest)
       run *= 2;
     return std::min(run, minRun);
@@ -1096,6 +1091,33 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     }
   }
   return chosen;
+}
+
+std::optional<ByteTilePlan>
+mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
+                                         int64_t threads, bool wordGather,
+                                         int64_t maxBatchBytes,
+                                         bool blocksOfLargeBatches,
+                                         bool transposedCopies,
+                                         int64_t minTileBytes,
+                                         int64_t minRun) {
+  BatchImages images;
+  if (!images.build(from, to, maxBatchBytes, blocksOfLargeBatches))
+    return std::nullopt;
+  std::optional<ByteTilePlan> plan = planTiles(
+      images, from, threads, wordGather, transposedCopies, minTileBytes, 0);
+  if (minRun <= 0 || !plan)
+    return plan;
+  // Longer load runs only where the tile stays within kByteTileMaxRunGrowth
+  // times the shared memory of the tile without them: fewer, larger tiles
+  // cost more than the runs gain (docs/performance.md).
+  std::optional<ByteTilePlan> longer =
+      planTiles(images, from, threads, wordGather, transposedCopies,
+                minTileBytes, minRun);
+  if (longer &&
+      longer->sharedBytes <= kByteTileMaxRunGrowth * plan->sharedBytes)
+    return longer;
+  return plan;
 }
 
 void mlir::microscale::runByteTilePlan(const ByteTilePlan &plan,

@@ -207,6 +207,13 @@ inline constexpr int64_t kByteTileMaxPatterns = 1024;
 /// `planByteTileConversion`), else not at all: the planner holds the
 /// offsets of a whole batch.
 inline constexpr int64_t kByteTileMaxBatchBytes = int64_t(16) << 20;
+/// The load runs the NVIDIA outline pass asks the planner for by default
+/// (planByteTileConversion's `minRun`): a 128-byte line.
+inline constexpr int64_t kByteTileMinRun = 128;
+/// A tile planned for longer load runs (planByteTileConversion's minRun)
+/// may take at most this many times the shared memory of the tile planned
+/// without them; else the latter is kept.
+inline constexpr int64_t kByteTileMaxRunGrowth = 2;
 /// The size those blocks are cut to at most: the planner walks a block
 /// several times, once per tile shape tried.
 inline constexpr int64_t kByteTileBlockBytes = int64_t(4) << 20;
@@ -224,10 +231,11 @@ inline constexpr int64_t kByteTileBlockBytes = int64_t(4) << 20;
 /// where that turns a kind's byte reads into word reads
 /// (ByteTilePlan::transposedQuads). Tiles under `minTileBytes` count as
 /// small: a larger group is preferred to them. `minRun` above 0: a
-/// tile that reads its source or writes its destination in contiguous
-/// runs shorter than that many bytes is not final; longer groups, then
-/// spans that cut the other dim, are searched for one whose runs are
-/// longer on both sides.
+/// tile that reads its source in contiguous runs shorter than that many
+/// bytes is not final; longer groups, then spans that cut the other dim,
+/// are searched for one whose load runs are longer, which is taken where
+/// it takes at most kByteTileMaxRunGrowth times the shared memory of the
+/// tile planned without minRun.
 std::optional<ByteTilePlan>
 planByteTileConversion(const ::microscale::ref::Layout &from,
                        const ::microscale::ref::Layout &to,

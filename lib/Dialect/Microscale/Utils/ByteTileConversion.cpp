@@ -902,6 +902,22 @@ std::optional<ByteTilePlan> planGroup(const BatchImages &images,
 }
 } // namespace
 
+/// The shortest contiguous run of a tile side's chunks (chunk offsets in
+/// units of `width` bytes, any order, repeats allowed), in bytes.
+static int64_t shortestChunkRun(std::vector<int32_t> chunks, int64_t width) {
+  llvm::sort(chunks);
+  chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+  int64_t shortest = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < chunks.size();) {
+    size_t j = i + 1;
+    while (j < chunks.size() && chunks[j] == chunks[j - 1] + width)
+      ++j;
+    shortest = std::min(shortest, static_cast<int64_t>(j - i) * width);
+    i = j;
+  }
+  return shortest;
+}
+
 /// The tile search of planByteTileConversion on built batch images, for
 /// one minRun.
 static std::optional<ByteTilePlan>
@@ -931,19 +947,7 @@ planTiles(const BatchImages &images, const Layout &from, int64_t threads,
   };
   // The shortest contiguous run, in bytes, of a kind-0 tile's `chunks`
   // (of `w` bytes each; INT64_MAX where there are none).
-  auto shortestRun = [](std::vector<int32_t> chunks, int64_t w) {
-    llvm::sort(chunks);
-    chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
-    int64_t shortest = std::numeric_limits<int64_t>::max();
-    for (size_t i = 0; i < chunks.size();) {
-      size_t j = i + 1;
-      while (j < chunks.size() && chunks[j] == chunks[j - 1] + w)
-        ++j;
-      shortest = std::min(shortest, static_cast<int64_t>(j - i) * w);
-      i = j;
-    }
-    return shortest;
-  };
+  const auto shortestRun = shortestChunkRun;
   // A tile under `minTileBytes` is small, and so is one under
   // kByteTileMinBytesShortRuns whose runs are short: loads of less than a
   // line or stores of less than two sectors. Smaller tiles make more
@@ -1106,7 +1110,11 @@ mlir::microscale::planByteTileConversion(const Layout &from, const Layout &to,
     return std::nullopt;
   std::optional<ByteTilePlan> plan = planTiles(
       images, from, threads, wordGather, transposedCopies, minTileBytes, 0);
-  if (minRun <= 0 || !plan)
+  // (A tile whose load runs are already that long is what the search
+  // with minRun finds too.)
+  if (minRun <= 0 || !plan ||
+      shortestChunkRun(plan->kinds.front().sourceChunks, plan->loadBytes) >=
+          minRun)
     return plan;
   // Longer load runs only where the tile stays within kByteTileMaxRunGrowth
   // times the shared memory of the tile without them: fewer, larger tiles

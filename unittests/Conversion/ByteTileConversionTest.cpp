@@ -434,6 +434,8 @@ TEST(ByteTilePlan, MinLoadRunCutsTheRows) {
       EXPECT_LE(longer->sharedBytes,
                 kByteTileMaxRunGrowth * plain->sharedBytes)
           << what;
+      EXPECT_LE(longer->group * longer->span, kByteTileMaxSharedBytes)
+          << what;
       if (minRun == 128) {
         EXPECT_EQ(longer->numSplits, 2) << what;
         EXPECT_EQ(longer->span, 224) << what;

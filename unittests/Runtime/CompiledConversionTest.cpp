@@ -866,8 +866,8 @@ struct ByteTileOnHost {
   /// By default one block per tile, as the compiler chooses.
   int64_t persistentBlocks = std::numeric_limits<int64_t>::max(), buffers = 2;
   bool transposedCopies = false;
-  /// planByteTileConversion's `minRun` (0: off, the default).
-  int64_t minRun = 0;
+  /// planByteTileConversion's `minRun` (by default the compiler's).
+  int64_t minRun = kByteTileMinRun;
   unsigned planned = 0, total = 0;
   std::string notPlanned;
 
@@ -1030,8 +1030,8 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostTransposedCopies) {
 // columns, whose transposes otherwise read 32-byte runs of every row, in
 // spans of 224 rows by 128 columns (minRun 128, the default; checked
 // first, so that the emulation runs cut tiles) or all rows by 64 columns
-// (64), and 224 rows with Hopper's padded columns (600); one block per
-// tile and persistent blocks.
+// (64), and 224 rows with Hopper's padded columns (600), with the option
+// off too (0); one block per tile and persistent blocks.
 TEST_F(Fixture, ByteTileGPUKernelOnHostMinRun) {
   {
     auto from = ::microscale::ref::makeStridedLayout({2, 448, 2048}, 8, -1);
@@ -1044,7 +1044,7 @@ TEST_F(Fixture, ByteTileGPUKernelOnHostMinRun) {
     EXPECT_EQ(plan->group, 128);
   }
   for (int64_t persistent : {std::numeric_limits<int64_t>::max(), int64_t(5)})
-    for (int64_t minRun : {64, 128}) {
+    for (int64_t minRun : {0, 64, 128}) {
       ByteTileOnHost host(*this);
       host.minRun = minRun;
       host.persistentBlocks = persistent;

@@ -945,9 +945,6 @@ planTiles(const BatchImages &images, const Layout &from, int64_t threads,
     return double(loaded * p.loadBytes + stored * p.storeBytes) /
            double(loaded + stored);
   };
-  // The shortest contiguous run, in bytes, of a kind-0 tile's `chunks`
-  // (of `w` bytes each; INT64_MAX where there are none).
-  const auto shortestRun = shortestChunkRun;
   // A tile under `minTileBytes` is small, and so is one under
   // kByteTileMinBytesShortRuns whose runs are short: loads of less than a
   // line or stores of less than two sectors. Smaller tiles make more
@@ -960,8 +957,8 @@ planTiles(const BatchImages &images, const Layout &from, int64_t threads,
     if (bytes >= kByteTileMinBytesShortRuns)
       return false;
     const ByteTilePlan::Kind &k = p.kinds.front();
-    return shortestRun(k.sourceChunks, p.loadBytes) < 128 ||
-           shortestRun(k.destChunks, p.storeBytes) < 64;
+    return shortestChunkRun(k.sourceChunks, p.loadBytes) < 128 ||
+           shortestChunkRun(k.destChunks, p.storeBytes) < 64;
   };
   auto width = [](const ByteTilePlan &p) {
     return std::min(p.loadBytes, p.storeBytes);
@@ -1006,7 +1003,7 @@ planTiles(const BatchImages &images, const Layout &from, int64_t threads,
     if (minRun <= 0)
       return 0;
     const ByteTilePlan::Kind &k = p.kinds.front();
-    const int64_t shortest = shortestRun(k.sourceChunks, p.loadBytes);
+    const int64_t shortest = shortestChunkRun(k.sourceChunks, p.loadBytes);
     int64_t run = p.loadBytes;
     while (run < minRun && 2 * run <= shortest)
       run *= 2;

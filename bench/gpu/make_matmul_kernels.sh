@@ -192,8 +192,8 @@ MLIR
   echo "$m $k $n $threads $name ${grid}0 $m $entry 0 hopper4 $extras" >> "$out/cases.txt"
 }
 # Rows known at run time with the Hopper-layout weight: one cubin of the
-# six variants (mixed_matmul_hopper_0_rows1/8: the decode kernel;
-# rows9/rows17/rows65/rows257: the wgmma kernel, each with its tiles), run at
+# six variants (mixed_matmul_hopper_0_rows1/7: the decode kernel;
+# rows8/rows17/rows65/rows257: the wgmma kernel, each with its tiles), run at
 # each M given with the kernel and grid the host code would choose (the wgmma grid's rows: ceil(M / T),
 # T from the entry's wgmma shape).
 #   emit_hopper_dynamic K N M...
@@ -212,8 +212,8 @@ MLIR
   local m
   for m in "$@"; do
     local rows=1
-    [ "$m" -gt 1 ] && rows=8
-    [ "$m" -gt 8 ] && rows=9
+    [ "$m" -gt 1 ] && rows=7
+    [ "$m" -gt 7 ] && rows=8
     [ "$m" -gt 16 ] && rows=17
     [ "$m" -gt 64 ] && rows=65
     [ "$m" -gt 256 ] && rows=257
@@ -224,7 +224,7 @@ MLIR
     # compiler's own choice), or with ALL_TILES=1 every one compiled (an
     # A/B of the choice); the pick goes to picks.txt either way.
     entries=$entry
-    if [ "$rows" -gt 8 ]; then
+    if [ "$rows" -gt 7 ]; then
       local pick
       pick=$(host_pick "$k" "$n" "$m" "${SM_COUNT:-132}")
       echo "$m $k $n $pick" >> "$out/picks.txt"

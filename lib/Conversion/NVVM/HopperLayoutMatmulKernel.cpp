@@ -75,13 +75,12 @@ using namespace mlir::microscale::hopperlayout;
 namespace {
 /// The most activation rows the decode kernel takes (8 row tiles).
 constexpr int64_t kMaxRows = 64;
-/// The most rows it takes by default: above 8 the wgmma kernel (16-token
-/// tiles) is faster on most shapes, its time nearly flat in M where the
-/// decode kernel's grows with its mma.sync tiles and registers (on the
-/// H200 at 16 rows: 6.7 against 11.2 us on 2880 x 2880, 18.4 against 26.6
-/// on 4096 x 14336; 8 rows mixed; docs/performance.md, "The wgmma kernel
-/// from 9 rows").
-constexpr int64_t kDecodeRows = 8;
+/// The most rows it takes by default: from 8 rows the wgmma kernel (8- and
+/// 16-token tiles) is faster on most shapes, its time nearly flat in M
+/// where the decode kernel's grows with its staged activations; at 5 and 6
+/// rows the two are even, and the decode kernel keeps narrow weights
+/// (docs/performance.md, "The decode rows' threshold").
+constexpr int64_t kDecodeRows = 7;
 /// The ragged form's decode kernel (a split_k tiling) walks an expert's
 /// rows in groups of at most this many.
 constexpr int64_t kRaggedDecodeGroupRows = 16;
@@ -574,11 +573,11 @@ bool mlir::microscale::hasDynamicRows(MixedMatmulStorageOp op) {
 
 namespace {
 /// Rows known at run time: one kernel per variant, each planned for
-/// typical rows of its range: the decode kernel for 1 and 8 rows, the
+/// typical rows of its range: the decode kernel for 1 and 7 rows, the
 /// wgmma kernel for 16, 64, 256 and 4096; variant i takes rows up to
 /// kDynamicLimits[i] (the last one, the rest).
-constexpr int64_t kDynamicPlanRows[] = {1, 8, 16, 64, 256, 4096};
-constexpr int64_t kDynamicLimits[] = {1, 8, 16, 64, 256};
+constexpr int64_t kDynamicPlanRows[] = {1, kDecodeRows, 16, 64, 256, 4096};
+constexpr int64_t kDynamicLimits[] = {1, kDecodeRows, 16, 64, 256};
 static_assert(std::size(kDynamicPlanRows) == std::size(kDynamicLimits) + 1);
 constexpr size_t kDecodeVariants = 2;
 static_assert(kDynamicLimits[kDecodeVariants - 1] == kDecodeRows,

@@ -1,6 +1,6 @@
 // bf16 x MXFP4 with the weight in the Hopper layout and rows known at run
 // time (a serving engine's tokens): one compile of the decode kernel
-// planned for 1 and 8 rows and the wgmma kernel for 16, 64, 256 and 4096
+// planned for 1 and 7 rows and the wgmma kernel for 16, 64, 256 and 4096
 // (the last three in several tiles, chosen between from M by the host
 // code: mixed-matmul-hopper-dynamic-tiles.mlir), and host code that
 // launches the one of M (nothing when M is 0), the wgmma grid's token
@@ -22,9 +22,9 @@
 // CHECK: scf.if
 // CHECK: scf.index_switch
 // CHECK: case 1 {
-// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0_rows8
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0_rows7
 // CHECK: case 2 {
-// CHECK: @mixed_matmul_hopper_0_rows9 blocks in (%c90, %{{.*}}, %c5) threads in (%c128
+// CHECK: @mixed_matmul_hopper_0_rows8 blocks in (%c90, %{{.*}}, %c5) threads in (%c128
 // CHECK: case 3 {
 // CHECK: @mixed_matmul_hopper_0_rows17 blocks in (%c90, %{{.*}}, %c3)
 // CHECK: case 4 {
@@ -40,12 +40,12 @@ func.func @serve(%a: memref<?x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518
   return
 }
 
-// PTX-COUNT-2: .entry mixed_matmul_hopper_0_rows{{1|8}}(
+// PTX-COUNT-2: .entry mixed_matmul_hopper_0_rows{{1|7}}(
 // The wgmma variants for up to 16, 64 and 256 rows split K over the
 // blocks of a cluster (5, 3 and 2: their 90 and 45 column tiles alone
 // would not give each of 132 SMs three blocks, the 16-token tile, or two);
 // the one for more rows does not.
-// PTX: .entry mixed_matmul_hopper_0_rows9(
+// PTX: .entry mixed_matmul_hopper_0_rows8(
 // PTX: .reqnctapercluster 1, 1, 5
 // PTX: wgmma.mma_async.sync.aligned.m64n16k16
 // PTX: .entry mixed_matmul_hopper_0_rows17(

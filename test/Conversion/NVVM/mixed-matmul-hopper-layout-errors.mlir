@@ -127,9 +127,9 @@ func.func @experts_tma(%a: memref<8x64xbf16>, %v: memref<32768xi8>, %s: memref<5
 
 // The decode kernel's chunks ahead: at most 8.
 !w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
-func.func @decode_depth(%a: memref<8x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<8x16xbf16>) {
+func.func @decode_depth(%a: memref<4x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<4x16xbf16>) {
   // expected-error @+1 {{tiling weight_stages = 9 must be 1 to 8 for the Hopper-layout decode matmul (chunks loaded ahead)}}
-  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {weight_stages = 9}} : memref<8x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<8x16xbf16>
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {weight_stages = 9}} : memref<4x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<4x16xbf16>
   return
 }
 

@@ -31,15 +31,15 @@ func.func @decode(%a: memref<1x160xbf16>, %v: memref<32768xi8>, %s: memref<768xi
   return
 }
 
-// 8 rows (staged activations), K = 256, N = 64, scales of num_warps 8.
+// 7 rows (staged activations), K = 256, N = 64, scales of num_warps 8.
 !w16 = !microscale.qtensor<256x64, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 8>>
 
-// IR-LABEL: func.func @rows8
+// IR-LABEL: func.func @rows7
 // IR: gpu.launch_func @microscale_kernels::@mixed_matmul_hopper_1 blocks in (%c4,
-// TILED-LABEL: func.func @rows8
+// TILED-LABEL: func.func @rows7
 // TILED: gpu.launch_func @microscale_kernels::@mixed_matmul_hopper_1 blocks in (%c2, %c1, %c1{{.*}}) threads in (%c64,
-func.func @rows8(%a: memref<8x256xbf16>, %v: memref<32768xi8>, %s: memref<2048xi8>, %g: f32, %o: memref<8x64xf32>) {
-  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<8x256xbf16>, !w16, memref<32768xi8>, memref<2048xi8>, memref<8x64xf32>
+func.func @rows7(%a: memref<7x256xbf16>, %v: memref<32768xi8>, %s: memref<2048xi8>, %g: f32, %o: memref<7x64xf32>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<7x256xbf16>, !w16, memref<32768xi8>, memref<2048xi8>, memref<7x64xf32>
   return
 }
 
@@ -54,7 +54,7 @@ func.func @rows8(%a: memref<8x256xbf16>, %v: memref<32768xi8>, %s: memref<2048xi
 // IR: nvvm.vote.sync all
 // IR: llvm.inline_asm {{.*}}and.b32 $0, $4, 0x81C081C0;
 // IR: nvvm.mma.sync
-// The 8-row kernel: cp.async of the activations into the warp's ring,
+// The 7-row kernel: cp.async of the activations into the warp's ring,
 // warp barriers around the ring slot's reads.
 // IR-LABEL: gpu.func @mixed_matmul_hopper_1(
 // IR: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg

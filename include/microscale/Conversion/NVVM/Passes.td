@@ -123,7 +123,7 @@ def MicroscaleNVVMOutlineMatmul
     count (`sm-count` overrides the chip's planning default; the SM count is
     a property of the part, not of the chip string) and its shared memory.
     With the weight in the Hopper layouts, the decode kernel (mma.sync)
-    takes up to 8 rows and the wgmma kernel more rows and, by default,
+    takes up to 7 rows and the wgmma kernel more rows and, by default,
     the ragged (experts) form; a `split_k` tiling keeps the decode kernel
     (up to 64 rows).
 

@@ -183,6 +183,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // One row, one chunk, one tile.
         Case{1, 64, 16, 4, {}, 0},
+        // One row of ten chunks planned for 2 SMs: light warps (one
+        // 16-column tile and one chunk ahead each), 16 blocks of 3 warps
+        // with K ranges of 3, 3 and 4 chunks.
+        Case{1, 640, 256, 4, {}, 2},
         // K a multiple of 32 but not 64 (a half last chunk), N not a
         // multiple of 16 (a partial tile: the image's padding), M not a
         // multiple of 8; the scale layout's num_warps 8.

@@ -67,6 +67,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace mlir::microscale;
 using namespace mlir::microscale::codegen;
@@ -81,6 +83,11 @@ constexpr int64_t kMaxRows = 64;
 /// rows the two are even, and the decode kernel keeps narrow weights
 /// (docs/performance.md, "The decode rows' threshold").
 constexpr int64_t kDecodeRows = 7;
+/// One row: the K ranges short enough (in 64-K chunks per warp) for light
+/// warps (one 16-column tile, one chunk ahead), and the shortest range
+/// they take (docs/performance.md, "Light warps at one row").
+constexpr int64_t kLightWarpMaxChunks = 8;
+constexpr int64_t kLightWarpMinChunks = 3;
 /// The ragged form's decode kernel (a split_k tiling) walks an expert's
 /// rows in groups of at most this many.
 constexpr int64_t kRaggedDecodeGroupRows = 16;
@@ -178,6 +185,62 @@ static int64_t estimateRegisters(const HopperMatmulPlan &p) {
                                     (p.staged ? 8 * p.rowTiles : 0));
 }
 
+/// Blocks of `warps` warps and `registers` registers per thread that one
+/// SM holds at once: its registers are split evenly over
+/// `registerAllocationWarps` schedulers, each holding the registers of the
+/// warps placed on it (so a lone block of 9 warps takes the registers of
+/// 12, while three blocks of 10 warps fit where 30 warps' registers do).
+static int64_t residentBlocks(const nvvm::NVIDIAChip &chip, int64_t warps,
+                              int64_t registers) {
+  const int64_t warpRegisters =
+      static_cast<int64_t>(llvm::alignTo(registers, 8)) * 32;
+  const int64_t perScheduler =
+      chip.registersPerSM / chip.registerAllocationWarps / warpRegisters;
+  return std::min(perScheduler * chip.registerAllocationWarps / warps,
+                  chip.maxThreadsPerSM / 32 / warps);
+}
+
+/// At one row, where every warp's K range is short, `p` recast as light
+/// warps: one 16-column tile and one chunk ahead each (64 registers), split
+/// K as far as every block still fits in one wave, when that holds more
+/// warps per SM than `p` does. A few chunks per warp make each warp's
+/// decode a short dependent chain, so what the product waits for is how
+/// many warps an SM interleaves, not the bytes each keeps in flight (the
+/// H100 sweep: 2880 x 5760 6.62 -> 6.02 us, 2880 x 2880 4.97 -> 4.42; on
+/// 8192 x 8192, 16 chunks per warp, two tiles two chunks ahead stay
+/// faster).
+static std::optional<HopperMatmulPlan>
+lightWarpPlan(const HopperMatmulPlan &p, const nvvm::NVIDIAChip &chip,
+              int64_t smCount) {
+  if (p.m != 1)
+    return std::nullopt;
+  HopperMatmulPlan light = p;
+  light.columnGroups = 1;
+  light.depth = 1;
+  const int64_t registers = estimateRegisters(light);
+  const int64_t sharedPerWarp = 32 * light.accumulators() * 4;
+  const int64_t maxSplit = std::min(
+      {chip.maxThreadsPerBlock / 32, p.chunks / kLightWarpMinChunks,
+       chip.staticSharedMemoryPerBlock / sharedPerWarp});
+  for (int64_t split = maxSplit; split >= 1; --split) {
+    const int64_t perSM = residentBlocks(chip, split, registers);
+    if (perSM == 0 || perSM * smCount < light.blocks())
+      continue;
+    if (llvm::divideCeil(p.chunks, split) > kLightWarpMaxChunks)
+      return std::nullopt;
+    const int64_t defaultWarps =
+        std::min(p.blocks(),
+                 smCount * residentBlocks(chip, p.split,
+                                          estimateRegisters(p))) *
+        p.split;
+    if (light.blocks() * split <= defaultWarps)
+      return std::nullopt;
+    light.split = split;
+    return light;
+  }
+  return std::nullopt;
+}
+
 static FailureOr<HopperMatmulPlan>
 planHopperMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
                  const nvvm::NVIDIAChip &chip, int64_t smCount,
@@ -268,6 +331,11 @@ planHopperMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
   problem.maxSplit = std::min<int64_t>(
       problem.maxSplit, chip.staticSharedMemoryPerBlock / sharedPerWarp);
   p.split = chooseSplitK(problem, chip, smCount);
+  if (experts == 1 && !options.warpColumns && !options.weightStages &&
+      !options.splitK)
+    if (std::optional<HopperMatmulPlan> light =
+            lightWarpPlan(p, chip, smCount))
+      p = *light;
   if (options.splitK) {
     if (options.splitK > p.chunks ||
         options.splitK * 32 > chip.maxThreadsPerBlock ||

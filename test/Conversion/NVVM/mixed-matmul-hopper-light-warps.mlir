@@ -1,0 +1,36 @@
+// The Hopper-layout decode kernel at one row: where each warp's K range is
+// a few chunks (gpt-oss: K = 2880, 45 chunks), the planner takes light
+// warps (one 16-column tile, one chunk ahead: 64 registers) and splits K
+// as far as every block still fits in one wave; with long ranges (8192^2:
+// 128 chunks) it keeps two tiles per warp. Every kernel assembles with
+// ptxas for sm_90a. (Host emulation of a light plan:
+// HopperLayoutMatmulJITTest.)
+// RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s
+// RUN: mx-opt %s --microscale-gpu-to-ptx > %t.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.mlir %t
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/microscale_kernels.ptx -o %t/kernels.cubin %}
+
+// 2880 x 5760: 360 blocks of 10 warps (3 per SM by registers), ranges of
+// 4 and 5 chunks.
+// CHECK-LABEL: func.func @mlp1
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0 blocks in (%c360, %c1, %c1{{.*}}) threads in (%c320,
+func.func @mlp1(%a: memref<1x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518400xi8>, %g: f32, %o: memref<1x5760xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<1x2880xbf16>, !microscale.qtensor<2880x5760, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>, memref<8667136xi8>, memref<518400xi8>, memref<1x5760xbf16>
+  return
+}
+
+// 2880 x 2880: 180 blocks of 15 warps, ranges of 3 chunks.
+// CHECK-LABEL: func.func @mlp2
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_1 blocks in (%c180, %c1, %c1{{.*}}) threads in (%c480,
+func.func @mlp2(%a: memref<1x2880xbf16>, %v: memref<4521984xi8>, %s: memref<264960xi8>, %g: f32, %o: memref<1x2880xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<1x2880xbf16>, !microscale.qtensor<2880x2880, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>, memref<4521984xi8>, memref<264960xi8>, memref<1x2880xbf16>
+  return
+}
+
+// 8192 x 8192: two 16-column tiles per warp (256 blocks of 8 warps).
+// CHECK-LABEL: func.func @square
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_2 blocks in (%c256, %c1, %c1{{.*}}) threads in (%c256{{[_0-9]*}},
+func.func @square(%a: memref<1x8192xbf16>, %v: memref<33554432xi8>, %s: memref<2097152xi8>, %g: f32, %o: memref<1x8192xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<1x8192xbf16>, !microscale.qtensor<8192x8192, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>, memref<33554432xi8>, memref<2097152xi8>, memref<1x8192xbf16>
+  return
+}

@@ -205,10 +205,9 @@ static int64_t residentBlocks(const nvvm::NVIDIAChip &chip, int64_t warps,
 /// K as far as every block still fits in one wave, when that holds more
 /// warps per SM than `p` does. A few chunks per warp make each warp's
 /// decode a short dependent chain, so what the product waits for is how
-/// many warps an SM interleaves, not the bytes each keeps in flight (the
-/// H100 sweep: 2880 x 5760 6.62 -> 6.02 us, 2880 x 2880 4.97 -> 4.42; on
-/// 8192 x 8192, 16 chunks per warp, two tiles two chunks ahead stay
-/// faster).
+/// many warps an SM interleaves, not the bytes each keeps in flight; with
+/// long ranges two tiles two chunks ahead stay faster (docs/performance.md,
+/// "Light warps at one row").
 static std::optional<HopperMatmulPlan>
 lightWarpPlan(const HopperMatmulPlan &p, const nvvm::NVIDIAChip &chip,
               int64_t smCount) {

@@ -87,6 +87,8 @@ constexpr int64_t kDecodeRows = 7;
 /// warps (one 16-column tile, one chunk ahead), and the shortest range
 /// they take (docs/performance.md, "Light warps at one row").
 constexpr int64_t kLightWarpMaxChunks = 8;
+/// The most rows light warps take (measured at one row only).
+constexpr int64_t kLightWarpMaxRows = 1;
 constexpr int64_t kLightWarpMinChunks = 3;
 /// The ragged form's decode kernel (a split_k tiling) walks an expert's
 /// rows in groups of at most this many.
@@ -211,18 +213,22 @@ static int64_t residentBlocks(const nvvm::NVIDIAChip &chip, int64_t warps,
 static std::optional<HopperMatmulPlan>
 lightWarpPlan(const HopperMatmulPlan &p, const nvvm::NVIDIAChip &chip,
               int64_t smCount) {
-  if (p.m != 1)
+  if (p.m > kLightWarpMaxRows)
     return std::nullopt;
   HopperMatmulPlan light = p;
   light.columnGroups = 1;
   light.depth = 1;
   const int64_t registers = estimateRegisters(light);
-  const int64_t sharedPerWarp = 32 * light.accumulators() * 4;
+  // Staged rows: each warp's activation ring beside its split sums.
+  const int64_t sharedPerWarp =
+      light.warpRingBytes() + 32 * light.accumulators() * 4;
   const int64_t maxSplit = std::min(
       {chip.maxThreadsPerBlock / 32, p.chunks / kLightWarpMinChunks,
        chip.staticSharedMemoryPerBlock / sharedPerWarp});
   for (int64_t split = maxSplit; split >= 1; --split) {
-    const int64_t perSM = residentBlocks(chip, split, registers);
+    const int64_t perSM =
+        std::min(residentBlocks(chip, split, registers),
+                 chip.sharedMemoryPerSM / (split * sharedPerWarp));
     if (perSM == 0 || perSM * smCount < light.blocks())
       continue;
     if (llvm::divideCeil(p.chunks, split) > kLightWarpMaxChunks)

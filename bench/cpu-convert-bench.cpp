@@ -42,10 +42,29 @@ static cl::opt<int> repsOption("reps", cl::init(3),
 static cl::opt<unsigned> threadsOption(
     "conversion-threads", cl::init(0),
     cl::desc("Threads for the conversions (0: one per hardware thread)"));
-static cl::list<std::string>
-    onlyOption("only", cl::CommaSeparated,
-               cl::desc("Run only the conversions whose name contains one of "
-                        "these strings"));
+static cl::list<std::string> onlyOption(
+    "only",
+    cl::desc("Run only the conversions whose name contains one of these "
+             "strings (repeat the option, or separate them with commas not "
+             "followed by a space: names such as 'hopper_value(mx=-2, mma3)' "
+             "keep theirs)"));
+
+/// The --only strings: each option value split at the commas that are not
+/// followed by a space.
+static std::vector<std::string> onlyStrings() {
+  std::vector<std::string> strings;
+  for (const std::string &value : onlyOption) {
+    size_t begin = 0;
+    for (size_t i = 0; i <= value.size(); ++i)
+      if (i == value.size() ||
+          (value[i] == ',' && (i + 1 == value.size() || value[i + 1] != ' '))) {
+        if (i > begin)
+          strings.push_back(value.substr(begin, i - begin));
+        begin = i + 1;
+      }
+  }
+  return strings;
+}
 
 static cl::opt<bool> hugePagesOption(
     "huge-pages", cl::init(false),
@@ -289,9 +308,10 @@ int main(int argc, char **argv) {
   llvm::outs() << "| conversion | compile ms | convert ms | GB/s (read+write) "
                   "| memcpy / convert | copy of its bytes, alternated (ms) "
                   "| that copy / convert |\n|---|---|---|---|---|---|---|\n";
+  const std::vector<std::string> only = onlyStrings();
   for (const Case &c : cases) {
-    if (!onlyOption.empty() &&
-        llvm::none_of(onlyOption, [&](const std::string &s) {
+    if (!only.empty() &&
+        llvm::none_of(only, [&](const std::string &s) {
           return llvm::StringRef(c.name).contains(s);
         }))
       continue;

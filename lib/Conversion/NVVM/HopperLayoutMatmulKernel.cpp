@@ -87,9 +87,9 @@ constexpr int64_t kDecodeRows = 7;
 /// warps (one 16-column tile, one chunk ahead), and the shortest range
 /// they take (docs/performance.md, "Light warps at one row").
 constexpr int64_t kLightWarpMaxChunks = 8;
+constexpr int64_t kLightWarpMinChunks = 3;
 /// The most rows light warps take (measured at one row only).
 constexpr int64_t kLightWarpMaxRows = 1;
-constexpr int64_t kLightWarpMinChunks = 3;
 /// The ragged form's decode kernel (a split_k tiling) walks an expert's
 /// rows in groups of at most this many.
 constexpr int64_t kRaggedDecodeGroupRows = 16;

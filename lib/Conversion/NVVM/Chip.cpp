@@ -3,6 +3,8 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
+
 using namespace mlir::microscale::nvvm;
 
 namespace {
@@ -60,6 +62,18 @@ const llvm::SmallVector<NVIDIAChip> &chips() {
   return table;
 }
 } // namespace
+
+int64_t NVIDIAChip::residentBlocks(int64_t warps,
+                                   int64_t registersPerThread) const {
+  if (warps <= 0 || registersPerThread <= 0 || maxThreadsPerSM == 0)
+    return 0;
+  // Registers go to a warp in units of 8 per thread.
+  const int64_t warpRegisters = (registersPerThread + 7) / 8 * 8 * 32;
+  const int64_t perScheduler =
+      registersPerSM / registerAllocationWarps / warpRegisters;
+  return std::min(perScheduler * registerAllocationWarps / warps,
+                  maxThreadsPerSM / 32 / warps);
+}
 
 std::optional<NVIDIAChip> NVIDIAChip::lookup(llvm::StringRef chip) {
   for (const NVIDIAChip &known : chips())

@@ -187,21 +187,6 @@ static int64_t estimateRegisters(const HopperMatmulPlan &p) {
                                     (p.staged ? 8 * p.rowTiles : 0));
 }
 
-/// Blocks of `warps` warps and `registers` registers per thread that one
-/// SM holds at once: its registers are split evenly over
-/// `registerAllocationWarps` schedulers, each holding the registers of the
-/// warps placed on it (so a lone block of 9 warps takes the registers of
-/// 12, while three blocks of 10 warps fit where 30 warps' registers do).
-static int64_t residentBlocks(const nvvm::NVIDIAChip &chip, int64_t warps,
-                              int64_t registers) {
-  const int64_t warpRegisters =
-      static_cast<int64_t>(llvm::alignTo(registers, 8)) * 32;
-  const int64_t perScheduler =
-      chip.registersPerSM / chip.registerAllocationWarps / warpRegisters;
-  return std::min(perScheduler * chip.registerAllocationWarps / warps,
-                  chip.maxThreadsPerSM / 32 / warps);
-}
-
 /// At one row, where every warp's K range is short, `p` recast as light
 /// warps: one 16-column tile and one chunk ahead each (64 registers), split
 /// K as far as every block still fits in one wave, when that holds more
@@ -227,7 +212,7 @@ lightWarpPlan(const HopperMatmulPlan &p, const nvvm::NVIDIAChip &chip,
        chip.staticSharedMemoryPerBlock / sharedPerWarp});
   for (int64_t split = maxSplit; split >= 1; --split) {
     const int64_t perSM =
-        std::min(residentBlocks(chip, split, registers),
+        std::min(chip.residentBlocks(split, registers),
                  chip.sharedMemoryPerSM / (split * sharedPerWarp));
     if (perSM == 0 || perSM * smCount < light.blocks())
       continue;
@@ -235,8 +220,8 @@ lightWarpPlan(const HopperMatmulPlan &p, const nvvm::NVIDIAChip &chip,
       return std::nullopt;
     const int64_t defaultWarps =
         std::min(p.blocks(),
-                 smCount * residentBlocks(chip, p.split,
-                                          estimateRegisters(p))) *
+                 smCount * chip.residentBlocks(p.split,
+                                               estimateRegisters(p))) *
         p.split;
     if (light.blocks() * split <= defaultWarps)
       return std::nullopt;

@@ -56,6 +56,14 @@ struct NVIDIAChip {
     return memoryBandwidthGBps * memoryLatencyNs / smCount;
   }
 
+  /// Blocks of `warps` warps at `registersPerThread` registers that one SM
+  /// holds at once, by threads and registers: the register file is split
+  /// evenly over `registerAllocationWarps` schedulers, each holding the
+  /// registers of the warps placed on it, so a lone block of 9 warps takes
+  /// the registers of 12 while three blocks of 10 fit where 30 warps'
+  /// registers do (shared memory not counted).
+  int64_t residentBlocks(int64_t warps, int64_t registersPerThread) const;
+
   /// Instructions kernels choose by.
   bool hasCpAsync = false;             // cp.async (sm_80+)
   bool hasBF16x2Arithmetic = false;    // mul/fma.rn.bf16x2 (sm_90+)

@@ -7,9 +7,9 @@
 // a message, never crash; what it accepts must respect the output bound.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzContext.h"
 #include "Request.h"
 
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
@@ -18,17 +18,6 @@
 
 using namespace mlir;
 using namespace ::microscale::convert;
-
-static MLIRContext &getContext() {
-  static MLIRContext *context = [] {
-    auto *context = new MLIRContext(MLIRContext::Threading::DISABLED);
-    context->loadDialect<mlir::microscale::MicroscaleDialect>();
-    context->getDiagEngine().registerHandler(
-        [](Diagnostic &) { return success(); });
-    return context;
-  }();
-  return *context;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
@@ -59,9 +48,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   // A fixed memory bound, so that the run does not depend on the machine.
   const uint64_t available = uint64_t(1) << 32;
-  std::optional<Conversion> conversion =
-      checkConversion(getContext(), typeText, lines[1], lines[2], inputBytes,
-                      "input", available, error);
+  std::optional<Conversion> conversion = checkConversion(
+      ::microscale::fuzz::contextForNextInput(), typeText, lines[1], lines[2],
+      inputBytes, "input", available, error);
   if (!conversion)
     return 0;
   if (conversion->sourceBytes != inputBytes ||

@@ -12,10 +12,10 @@
 // upstream limit that mx-convert guards against before parsing.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzContext.h"
 #include "Request.h"
 
 #include "mlir/AsmParser/AsmParser.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -23,18 +23,6 @@
 
 using namespace mlir;
 using namespace mlir::microscale;
-
-static MLIRContext &getContext() {
-  static MLIRContext *context = [] {
-    auto *context = new MLIRContext(MLIRContext::Threading::DISABLED);
-    context->loadDialect<MicroscaleDialect>();
-    // Refusals are expected; their text is not interesting.
-    context->getDiagEngine().registerHandler(
-        [](Diagnostic &) { return success(); });
-    return context;
-  }();
-  return *context;
-}
 
 template <typename T> static std::string print(T entity) {
   std::string text;
@@ -82,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!::microscale::convert::nestsAtMost(
           text, ::microscale::convert::kMaxSpellingDepth))
     return 0;
-  MLIRContext &context = getContext();
+  MLIRContext &context = ::microscale::fuzz::contextForNextInput();
   // The parser wants a null-terminated buffer of its own.
   std::string owned = text.str();
   checkType(context, parseType(owned, &context));

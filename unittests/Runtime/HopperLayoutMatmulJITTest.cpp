@@ -207,6 +207,10 @@ INSTANTIATE_TEST_SUITE_P(
         // Two column groups chosen by the planner (a part of 2 SMs), the
         // activations staged, a half last chunk.
         Case{3, 224, 96, 4, {}, 2},
+        // Staged light warps two chunks ahead: 47 chunks (the last a half)
+        // over the 4 blocks of one SM, 5 warps one chunk ahead would have
+        // ranges of 10, so 4 warps two ahead take ranges of 11 and 12.
+        Case{4, 2976, 128, 4, {}, 1},
         // 9-16 rows, the wgmma kernel by default: one 16-token tile (4
         // past M), a half last chunk, 40 columns (a partial 64-column
         // tile), K split over a cluster on a part of 4 SMs.

@@ -88,8 +88,15 @@ constexpr int64_t kDecodeRows = 7;
 /// they take (docs/performance.md, "Light warps at one row").
 constexpr int64_t kLightWarpMaxChunks = 8;
 constexpr int64_t kLightWarpMinChunks = 3;
-/// The most rows light warps take (measured at one row only).
-constexpr int64_t kLightWarpMaxRows = 1;
+/// Staged rows (2 to 8, one row tile): light warps hold two 16-column
+/// tiles (each staged activation word then serves twice the weight) and
+/// load one chunk ahead, two where their ranges are longer than
+/// kLightWarpMaxChunks. Their residency is judged by the registers ptxas
+/// gives them (one and two chunks ahead, splits of 4 to 16 warps: 89-99
+/// and 119-132, with outliers of 115 and 135), which estimateRegisters'
+/// linear model underestimates by a third.
+constexpr int64_t kStagedLightColumnGroups = 2;
+constexpr int64_t kStagedLightRegisters[] = {96, 128};
 /// The ragged form's decode kernel (a split_k tiling) walks an expert's
 /// rows in groups of at most this many.
 constexpr int64_t kRaggedDecodeGroupRows = 16;
@@ -187,48 +194,80 @@ static int64_t estimateRegisters(const HopperMatmulPlan &p) {
                                     (p.staged ? 8 * p.rowTiles : 0));
 }
 
-/// At one row, where every warp's K range is short, `p` recast as light
-/// warps: one 16-column tile and one chunk ahead each (64 registers), split
-/// K as far as every block still fits in one wave, when that holds more
-/// warps per SM than `p` does. A few chunks per warp make each warp's
-/// decode a short dependent chain, so what the product waits for is how
-/// many warps an SM interleaves, not the bytes each keeps in flight; with
-/// long ranges two tiles two chunks ahead stay faster (docs/performance.md,
-/// "Light warps at one row").
-static std::optional<HopperMatmulPlan>
-lightWarpPlan(const HopperMatmulPlan &p, const nvvm::NVIDIAChip &chip,
-              int64_t smCount) {
-  if (p.m > kLightWarpMaxRows)
-    return std::nullopt;
-  HopperMatmulPlan light = p;
-  light.columnGroups = 1;
-  light.depth = 1;
-  const int64_t registers = estimateRegisters(light);
+/// The split of light warps (plan `light`, at `registers` per thread) that
+/// keeps every block in one wave, as far as the shortest range
+/// (kLightWarpMinChunks), the block's threads and the shared memory allow,
+/// or 0 where not even one warp per block gives one wave.
+static int64_t oneWaveSplit(const HopperMatmulPlan &light, int64_t registers,
+                            const nvvm::NVIDIAChip &chip, int64_t smCount) {
   // Staged rows: each warp's activation ring beside its split sums.
   const int64_t sharedPerWarp =
       light.warpRingBytes() + 32 * light.accumulators() * 4;
   const int64_t maxSplit = std::min(
-      {chip.maxThreadsPerBlock / 32, p.chunks / kLightWarpMinChunks,
+      {chip.maxThreadsPerBlock / 32, light.chunks / kLightWarpMinChunks,
        chip.staticSharedMemoryPerBlock / sharedPerWarp});
   for (int64_t split = maxSplit; split >= 1; --split) {
     const int64_t perSM =
         std::min(chip.residentBlocks(split, registers),
                  chip.sharedMemoryPerSM / (split * sharedPerWarp));
-    if (perSM == 0 || perSM * smCount < light.blocks())
-      continue;
-    if (llvm::divideCeil(p.chunks, split) > kLightWarpMaxChunks)
-      return std::nullopt;
-    const int64_t defaultWarps =
-        std::min(p.blocks(),
-                 smCount * chip.residentBlocks(p.split,
-                                               estimateRegisters(p))) *
-        p.split;
-    if (light.blocks() * split <= defaultWarps)
-      return std::nullopt;
-    light.split = split;
-    return light;
+    if (perSM > 0 && perSM * smCount >= light.blocks())
+      return split;
   }
-  return std::nullopt;
+  return 0;
+}
+
+/// Where every warp's K range is short, `p` recast as light warps split K
+/// as far as every block still fits in one wave. A few chunks per warp make
+/// each warp's decode a short dependent chain, so what the product waits
+/// for is how many warps an SM interleaves, not the bytes each keeps in
+/// flight (docs/performance.md, "Light warps at one row" and "Light warps
+/// at staged rows"). At one row: one 16-column tile and one chunk ahead
+/// (64 registers), taken where that leaves at most kLightWarpMaxChunks per
+/// warp and more warps per SM than `p` (with long ranges two tiles two
+/// chunks ahead stay faster). At staged rows (one row tile): two tiles,
+/// one chunk ahead, or two for ranges up to twice as long, where those
+/// blocks are at least a third of the SMs (on 132 SMs: 64 blocks of
+/// 768 x 2048 measured 15-32% faster than the planner's 16-column blocks,
+/// 32 and 24 of 1504 x 1000 and 2048 x 768 9-28% slower).
+static std::optional<HopperMatmulPlan>
+lightWarpPlan(const HopperMatmulPlan &p, const nvvm::NVIDIAChip &chip,
+              int64_t smCount) {
+  if (p.staged) {
+    HopperMatmulPlan light = p;
+    light.columnGroups = kStagedLightColumnGroups;
+    // Narrow weights whose 32-column blocks leave two SMs in three without
+    // one keep the planner's (narrower) blocks.
+    if (p.rowTiles > 1 || 3 * light.blocks() < smCount)
+      return std::nullopt;
+    for (int64_t depth = 1; depth <= 2; ++depth) {
+      light.depth = depth;
+      const int64_t split = oneWaveSplit(
+          light, kStagedLightRegisters[depth - 1], chip, smCount);
+      if (split == 0)
+        return std::nullopt;
+      const int64_t chunksPerWarp = llvm::divideCeil(p.chunks, split);
+      if (chunksPerWarp <= depth * kLightWarpMaxChunks) {
+        light.split = split;
+        return light;
+      }
+    }
+    return std::nullopt;
+  }
+  HopperMatmulPlan light = p;
+  light.columnGroups = 1;
+  light.depth = 1;
+  const int64_t split =
+      oneWaveSplit(light, estimateRegisters(light), chip, smCount);
+  if (split == 0 || llvm::divideCeil(p.chunks, split) > kLightWarpMaxChunks)
+    return std::nullopt;
+  const int64_t defaultWarps =
+      std::min(p.blocks(),
+               smCount * chip.residentBlocks(p.split, estimateRegisters(p))) *
+      p.split;
+  if (light.blocks() * split <= defaultWarps)
+    return std::nullopt;
+  light.split = split;
+  return light;
 }
 
 static FailureOr<HopperMatmulPlan>

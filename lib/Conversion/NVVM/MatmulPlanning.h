@@ -42,12 +42,13 @@ struct SplitKProblem {
 /// start; the blocks run in waves of what the SMs hold at once (by threads,
 /// and registers by the estimate); and the whole weight cannot come faster
 /// than the bandwidth, i.e. its bytes over the bytes in flight that cover
-/// L at full bandwidth (Little's law on the chip model). Registers go to a
-/// block for whole groups of warps: a block of 9 warps holds the registers
-/// of 12, and fewer of its blocks fit (the H200 sweep in
-/// docs/performance.md: 9 warps 1.8x slower than 8 on 14336 x 4096). The
-/// fewest warps of the cheapest time; any count, not a power of two (the
-/// warps' K ranges may differ by one chunk).
+/// L at full bandwidth (Little's law on the chip model). The blocks an SM
+/// holds are NVIDIAChip::residentBlocks: a lone block of 9 warps holds the
+/// registers of 12 (the H200 sweep in docs/performance.md: 9 warps 1.8x
+/// slower than 8 on 14336 x 4096), while several blocks fill the
+/// schedulers' register files warp by warp. The fewest warps of the
+/// cheapest time; any count, not a power of two (the warps' K ranges may
+/// differ by one chunk).
 int64_t chooseSplitK(const SplitKProblem &problem, const NVIDIAChip &chip,
                      int64_t smCount);
 

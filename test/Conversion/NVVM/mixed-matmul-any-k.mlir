@@ -11,12 +11,13 @@
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/microscale_kernels.ptx -o %t/kernels.cubin %}
 
 // gpt-oss mlp1 at decode: K = 2880 = 22 chunks of 128 and one of 64; 360
-// strips of 16 columns, split 4 by the chip model (bytes in flight to
-// cover the latency, every block resident at once): ranges of 5 and 6.
+// strips of 16 columns, split 5 by the chip model (bytes in flight to
+// cover the latency, every block resident at once: three of 5 warps per
+// SM by the schedulers' register files): ranges of 4 and 5.
 // IR-LABEL: func.func @gpt_oss
 // IR-DAG: %[[C360:.*]] = arith.constant 360 : index
-// IR-DAG: %[[C128:.*]] = arith.constant 128 : index
-// IR: gpu.launch_func @microscale_kernels::@mixed_matmul_0 blocks in (%[[C360]], %{{.*}}, %{{.*}}) threads in (%[[C128]],
+// IR-DAG: %[[C160:.*]] = arith.constant 160 : index
+// IR: gpu.launch_func @microscale_kernels::@mixed_matmul_0 blocks in (%[[C360]], %{{.*}}, %{{.*}}) threads in (%[[C160]],
 func.func @gpt_oss(%a: memref<1x2880xbf16>, %v: memref<8294400xi8>, %s: memref<518400xi8>, %g: f32, %o: memref<1x5760xbf16>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o
       : memref<1x2880xbf16>, !microscale.qtensor<2880x5760, mxfp4, axis = 0, values = #microscale.strided<major_dim = 0>>, memref<8294400xi8>, memref<518400xi8>, memref<1x5760xbf16>

@@ -6,7 +6,7 @@
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
 # ones; with "wgmma-ab", the wgmma kernel's default plans on real shapes,
-# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "wave-sweep", token tiles and K splits at M = 1000 and 256; with "tile-ab", the planner's tiles above a few hundred rows against 128-token ones; with "dynamic-ab", rows known at run time above 256: every tile the host code chooses between, beside the static plan; with "hopper-cases", the Hopper-layout cases listed in HOPPER_CASES; with "kmajor-cases", the K-major cases listed in KMAJOR_CASES; with "hopper-split-sweep", the cluster split of K at M = 64, 130 and 256 on eight shapes beside the planner's kernels; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not; "weight-copies-ab": the weight's words in registers against in shared memory; "moe-cases": the ragged cases listed in MOE_CASES). With "sweep", the decode shapes instead, at several tilings; with "check",
+# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "wave-sweep", token tiles and K splits at M = 1000 and 256; with "tile-ab", the planner's tiles above a few hundred rows against 128-token ones; with "dynamic-ab", rows known at run time above 256: every tile the host code chooses between, beside the static plan; with "hopper-cases", the Hopper-layout cases listed in HOPPER_CASES (KEEP_GOING=1: refused cases skipped); with "kmajor-cases", the K-major cases listed in KMAJOR_CASES; with "hopper-split-sweep", the cluster split of K at M = 64, 130 and 256 on eight shapes beside the planner's kernels; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not; "weight-copies-ab": the weight's words in registers against in shared memory; "moe-cases": the ragged cases listed in MOE_CASES). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -716,10 +716,26 @@ elif [ "$mode" = hopper-cases ]; then
   # Ad hoc Hopper-layout cases: HOPPER_CASES holds emit_hopper's arguments
   # per case, cases separated by ";" (M K N [split warp-columns rows
   # column-warps stages async cluster-split weight-stages]).
+  # With KEEP_GOING=1 a case the compiler refuses (a tiling past the
+  # shared memory, say: sweeps ask for such) is reported on stderr and
+  # skipped, each case compiled by its own run of this script.
   IFS=';' read -r -a hopper_cases <<< "${HOPPER_CASES:?HOPPER_CASES}"
   for c in "${hopper_cases[@]}"; do
-    # shellcheck disable=SC2086
-    emit_hopper $c
+    if [ -n "${KEEP_GOING:-}" ]; then
+      one="$out/.one"
+      rm -rf "$one"
+      if HOPPER_CASES="$c" KEEP_GOING= bash "$here/make_matmul_kernels.sh" \
+           "$mx_opt" "$one" hopper-cases > "$out/.one.log" 2>&1; then
+        cp "$one"/*.cubin "$one"/*.ptx "$out/"
+        cat "$one/cases.txt" >> "$out/cases.txt"
+      else
+        echo "skipped (refused): $c: $(grep -m1 'error:' "$out/.one.log" | sed 's/.*error: //')" >&2
+      fi
+      rm -rf "$one" "$out/.one.log"
+    else
+      # shellcheck disable=SC2086
+      emit_hopper $c
+    fi
   done
 elif [ "$mode" = kmajor-cases ]; then
   # Ad hoc K-major cases: KMAJOR_CASES holds emit's arguments per case,

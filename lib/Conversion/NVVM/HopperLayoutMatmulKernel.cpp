@@ -92,9 +92,9 @@ constexpr int64_t kLightWarpMinChunks = 3;
 /// tiles (each staged activation word then serves twice the weight) and
 /// load one chunk ahead, two where their ranges are longer than
 /// kLightWarpMaxChunks. Their residency is judged by the registers ptxas
-/// gives them (one and two chunks ahead, splits of 4 to 16 warps: 89-99
-/// and 119-132, with outliers of 115 and 135), which estimateRegisters'
-/// linear model underestimates by a third.
+/// gives them one and two chunks ahead, which estimateRegisters' linear
+/// model undercounts by about a third (docs/performance.md, "Light warps at
+/// staged rows").
 constexpr int64_t kStagedLightColumnGroups = 2;
 constexpr int64_t kStagedLightRegisters[] = {96, 128};
 /// The ragged form's decode kernel (a split_k tiling) walks an expert's
@@ -226,9 +226,8 @@ static int64_t oneWaveSplit(const HopperMatmulPlan &light, int64_t registers,
 /// warp and more warps per SM than `p` (with long ranges two tiles two
 /// chunks ahead stay faster). At staged rows (one row tile): two tiles,
 /// one chunk ahead, or two for ranges up to twice as long, where those
-/// blocks are at least a third of the SMs (on 132 SMs: 64 blocks of
-/// 768 x 2048 measured 15-32% faster than the planner's 16-column blocks,
-/// 32 and 24 of 1504 x 1000 and 2048 x 768 9-28% slower).
+/// blocks are at least a third of the SMs (fewer ran slower than the
+/// planner's 16-column blocks, a third and more faster).
 static std::optional<HopperMatmulPlan>
 lightWarpPlan(const HopperMatmulPlan &p, const nvvm::NVIDIAChip &chip,
               int64_t smCount) {

@@ -1,5 +1,4 @@
-//===- FuzzContext.h - The MLIR context the fuzz targets parse in -*- C++
-//-*-===//
+//===- FuzzContext.h - The fuzz targets' MLIR context -----------*- C++ -*-===//
 //
 // An MLIRContext keeps every attribute and type it has uniqued (each input's
 // strings and locations among them) until it is destroyed, so one context
@@ -33,6 +32,7 @@ inline mlir::MLIRContext &contextForNextInput() {
   static std::unique_ptr<mlir::MLIRContext> context;
   static int64_t inputs = 0;
   if (!context || ++inputs % kInputsPerContext == 0) {
+    // The old context goes first: two at once would double the peak.
     context.reset();
     context = std::make_unique<mlir::MLIRContext>(
         mlir::MLIRContext::Threading::DISABLED);

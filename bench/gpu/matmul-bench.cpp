@@ -105,6 +105,37 @@ struct GraphApi {
 };
 } // namespace
 
+/// dst[i] = src[i] for the first n 32-bit words (256 threads a block): the
+/// kernel that writes the activations before a product in the check of
+/// programmatic dependent launches. PTX, compiled by the driver.
+static const char kCopyWordsPtx[] = R"(
+.version 7.8
+.target sm_90
+.address_size 64
+.visible .entry copy_words(.param .u64 src, .param .u64 dst, .param .u64 n) {
+  .reg .b64 %rd<8>;
+  .reg .b32 %r<6>;
+  .reg .pred %p;
+  ld.param.u64 %rd1, [src];
+  ld.param.u64 %rd2, [dst];
+  ld.param.u64 %rd3, [n];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %tid.x;
+  mad.wide.u32 %rd4, %r1, 256, 0;
+  cvt.u64.u32 %rd5, %r2;
+  add.u64 %rd4, %rd4, %rd5;
+  setp.ge.u64 %p, %rd4, %rd3;
+  @%p bra done;
+  shl.b64 %rd5, %rd4, 2;
+  add.u64 %rd6, %rd1, %rd5;
+  add.u64 %rd7, %rd2, %rd5;
+  ld.global.u32 %r3, [%rd6];
+  st.global.u32 [%rd7], %r3;
+done:
+  ret;
+}
+)";
+
 int main(int argc, char **argv) {
   const std::string dir = argc > 1 ? argv[1] : "bench/gpu/kernels-mm";
   cuda::Driver driver;
@@ -127,9 +158,20 @@ int main(int argc, char **argv) {
   driver.free(copyB);
   std::printf("# copy bandwidth %.2f TB/s (read + write)\n", bandwidth / 1e12);
   std::printf("m,k,n,ours_us,floor_us,rel_error,split_k,kernel,experts,"
-              "weight_tb_s,graph_us,read_us,read_graph_us\n");
+              "weight_tb_s,graph_us,read_us,read_graph_us,pdl_graph_us,"
+              "pdl_exact\n");
   GraphApi graphs;
   const bool checkOnly = std::getenv("MATMUL_BENCH_CHECK_ONLY") != nullptr;
+  // MATMUL_BENCH_PDL: also the graph of programmatic dependent launches
+  // (each product may start while the one before it ends), and a check that
+  // the kernels wait for the activations a previous kernel writes.
+  const bool pdl = std::getenv("MATMUL_BENCH_PDL") != nullptr;
+  cuda::Module copyModule = nullptr;
+  cuda::Function copyWords = nullptr;
+  if (pdl) {
+    copyModule = driver.loadModule(kCopyWordsPtx);
+    copyWords = driver.getFunction(copyModule, "copy_words");
+  }
   // The read baseline's kernel: 4 blocks of 8 warps per SM of an H200 (a
   // contiguous read of 32 MiB was fastest at 32 warps per SM:
   // probe/inflight.cu).
@@ -432,7 +474,8 @@ int main(int argc, char **argv) {
 
     // MATMUL_BENCH_CHECK_ONLY: the check alone, one launch per case (the
     // run under compute-sanitizer, bench/gpu/run-matmul-sanitizers-on-h200.sh).
-    float ours = -1, inGraph = -1, readLaunches = -1, readGraph = -1;
+    float ours = -1, inGraph = -1, readLaunches = -1, readGraph = -1,
+          pdlGraph = -1;
     if (!checkOnly) {
       // Back-to-back launches (the GPU never waits for the host), rotating
       // the weight copies; the median over rounds of the time per launch.
@@ -482,21 +525,72 @@ int main(int argc, char **argv) {
                        perRound;
         readGraph = perLaunchInGraph(readRound);
       }
+      if (pdl)
+        pdlGraph = perLaunchInGraph([&] {
+          for (int i = 0; i < perRound; ++i)
+            driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes,
+                          args[i % copies], stream, /*overlapPrevious=*/true);
+        });
+    }
+    // Programmatic dependent launches: the graph, then the check. The
+    // check alternates two activation sets, each written into `da` by a
+    // copy kernel just before a product launched to overlap it; the last
+    // product's output must equal the plain launch's, bit for bit (-1: not
+    // run).
+    int pdlExact = -1;
+    if (pdl && driver.ok()) {
+      const uint64_t words = uint64_t(tokens) * k / 2;
+      std::vector<uint16_t> other(a.size());
+      for (auto &x : other)
+        x = ref::toBF16Bits(float(int(rng() % 2001) - 1000) / 1000.0f);
+      cuda::DevicePtr first = driver.allocate(a.size() * 2),
+                      second = driver.allocate(a.size() * 2);
+      driver.copyToDevice(first, a.data(), a.size() * 2, stream);
+      driver.copyToDevice(second, other.data(), other.size() * 2, stream);
+      // The plain launch's output for the second set.
+      driver.copyOnDevice(da, second, a.size() * 2, stream);
+      driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes, args[0],
+                    stream);
+      std::vector<uint16_t> outSecond(m * n), have(m * n);
+      driver.copyToHost(outSecond.data(), dout, outSecond.size() * 2, stream);
+      driver.synchronize(stream);
+      pdlExact = 1;
+      for (int round = 0; round < 8; ++round) {
+        cuda::DevicePtr source = round % 2 ? first : second;
+        std::vector<void *> copyArgs = {&source, &da,
+                                        const_cast<uint64_t *>(&words)};
+        driver.launch(copyWords, unsigned((words + 255) / 256), 1, 1, 256, 0,
+                      copyArgs, stream);
+        driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes,
+                      args[round % copies], stream, /*overlapPrevious=*/true);
+        if (round >= 6) {
+          driver.copyToHost(have.data(), dout, have.size() * 2, stream);
+          driver.synchronize(stream);
+          pdlExact &= have == (round % 2 ? out : outSecond);
+        }
+      }
+      // Leave the first set in place, as the timing rounds had it.
+      driver.copyOnDevice(da, first, a.size() * 2, stream);
+      driver.synchronize(stream);
+      driver.free(first);
+      driver.free(second);
+      failures += pdlExact != 1;
     }
     // The decode floor: the weight and its scales read once.
     const double floorUs = (values.size() + scaleCodes.size()) / bandwidth * 1e6;
-    std::printf("%lld,%lld,%lld,%.2f,%.2f,%.2e,%u,%s,%lld,%.2f,%.2f,%.2f,%.2f\n",
-                (long long)m, (long long)k, (long long)n,
-                ours > 0 ? ours * 1e3 : -1.0, floorUs,
-                relError, block / 32,
-                (dynamicRows ? name + ":" + entry + ":m" + std::to_string(m)
-                             : name)
-                    .c_str(),
-                (long long)experts,
-                ours > 0 ? weightBytes / (ours * 1e-3) / 1e12 : -1.0,
-                inGraph > 0 ? inGraph * 1e3 : -1.0,
-                readLaunches > 0 ? readLaunches * 1e3 : -1.0,
-                readGraph > 0 ? readGraph * 1e3 : -1.0);
+    std::printf(
+        "%lld,%lld,%lld,%.2f,%.2f,%.2e,%u,%s,%lld,%.2f,%.2f,%.2f,%.2f,"
+        "%.2f,%d\n",
+        (long long)m, (long long)k, (long long)n, ours > 0 ? ours * 1e3 : -1.0,
+        floorUs, relError, block / 32,
+        (dynamicRows ? name + ":" + entry + ":m" + std::to_string(m) : name)
+            .c_str(),
+        (long long)experts,
+        ours > 0 ? weightBytes / (ours * 1e-3) / 1e12 : -1.0,
+        inGraph > 0 ? inGraph * 1e3 : -1.0,
+        readLaunches > 0 ? readLaunches * 1e3 : -1.0,
+        readGraph > 0 ? readGraph * 1e3 : -1.0,
+        pdlGraph > 0 ? pdlGraph * 1e3 : -1.0, pdlExact);
     std::fflush(stdout); // a later hang must not lose the lines so far
     for (int c = 0; c < copies; ++c) {
       driver.free(dv[c]);
@@ -518,6 +612,8 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
+  if (copyModule)
+    driver.unloadModule(copyModule);
   if (readModule) {
     driver.free(readSink);
     driver.unloadModule(readModule);

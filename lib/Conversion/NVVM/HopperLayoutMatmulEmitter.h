@@ -253,12 +253,21 @@ public:
   }
 
   /// The words lane `lane` of a warp on block `block`'s columns loads for
-  /// chunk `chunk`.
+  /// chunk `chunk`: the weight's and scales' (loadWeight), then the
+  /// activations' where they are not staged (loadActivations).
   ChunkWords load(Emitter &at, Value block, Value lane, Value chunk) const {
+    ChunkWords d = loadWeight(at, block, lane, chunk);
+    loadActivations(at, lane, chunk, d);
+    return d;
+  }
+
+  /// The weight's and scales' words of `load`, nothing that another kernel
+  /// writes: the part a kernel may load before griddepcontrol.wait.
+  ChunkWords loadWeight(Emitter &at, Value block, Value lane,
+                        Value chunk) const {
     OpBuilder &b = at.builder();
     Location loc = at.location();
-    Type i8 = b.getI8Type(), i32 = b.getI32Type(), bf16 = b.getBF16Type();
-    Value g = at.div(lane, 4), q = at.rem(lane, 4);
+    Type i8 = b.getI8Type(), i32 = b.getI32Type();
     ChunkWords d;
     Value upperInK = upperHalfInK(at, chunk);
     for (int64_t cg = 0; cg < p.columnGroups; ++cg) {
@@ -279,6 +288,18 @@ public:
           vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), code),
           0));
     }
+    return d;
+  }
+
+  /// The activations' words of `load` (none where they are staged) appended
+  /// to `d`.
+  void loadActivations(Emitter &at, Value lane, Value chunk,
+                       ChunkWords &d) const {
+    OpBuilder &b = at.builder();
+    Location loc = at.location();
+    Type i32 = b.getI32Type(), bf16 = b.getBF16Type();
+    Value g = at.div(lane, 4), q = at.rem(lane, 4);
+    Value upperInK = upperHalfInK(at, chunk);
     for (int64_t rt = 0; rt < p.rowTiles && !p.staged; ++rt) {
       // A row not read: a safe row again, whose products land in rows
       // never stored.
@@ -306,7 +327,6 @@ public:
         d.activation.push_back(word);
       }
     }
-    return d;
   }
 
   /// The byte offset of ring row `row` of slot `slot` of warp `warp`.

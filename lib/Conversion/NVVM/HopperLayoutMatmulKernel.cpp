@@ -444,13 +444,23 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
                               entry.getArgument(4), ring, /*onHost=*/false);
   if (argTypes.size() > 5 && !ragged)
     emitter.rows = entry.getArgument(5);
+  // Programmatic dependent launch: launched with the programmatic
+  // attribute, this kernel may start before the previous one in the stream
+  // has finished; it reads what that kernel may write (activations,
+  // routing) and writes its output only after griddepcontrol.wait (a no-op
+  // in a plain launch). It does not trigger its dependents early
+  // (griddepcontrol.launch_dependents): their blocks then took SMs while
+  // this kernel's still worked, slower on most shapes (docs/performance.md,
+  // "Programmatic dependent launch").
   Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = e.rem(thread, 32), warp = e.div(thread, 32);
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   // The ragged form: the block's expert (grid z), its images, and a loop
   // over its rows in groups of the plan's rows, the body below per group.
+  // Its routing comes from the previous kernels, so it waits first.
   scf::ForOp groups;
   if (ragged) {
+    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
     Value expert = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
     RaggedSlice slice =
         beginRaggedSlice(e, emitter, 8 * p.rowTiles, *ragged, expert,
@@ -472,12 +482,21 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   };
   // Prologue: the first `depth` chunks, slot d holding step d (staged:
   // one cp.async group per chunk, committed even when empty so that every
-  // lane counts the same groups).
+  // lane counts the same groups). The weight and its scales, which no
+  // kernel writes, are in flight before the wait for the previous kernel's
+  // activations and output.
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   SmallVector<Value> carried(p.accumulators(), zero);
+  SmallVector<ChunkWords, 2> ahead;
+  for (int64_t d = 0; d < p.depth; ++d)
+    ahead.push_back(
+        emitter.loadWeight(e, block, lane, chunkAt(e, e.index(d))));
+  if (!ragged)
+    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   for (int64_t d = 0; d < p.depth; ++d) {
     Value chunk = chunkAt(e, e.index(d));
-    carried.append(emitter.load(e, block, lane, chunk).flatten());
+    emitter.loadActivations(e, lane, chunk, ahead[d]);
+    carried.append(ahead[d].flatten());
     if (p.staged) {
       emitter.copyActivations(e, warp, lane, chunk, e.index(d));
       NVVM::CpAsyncCommitGroupOp::create(b, loc);

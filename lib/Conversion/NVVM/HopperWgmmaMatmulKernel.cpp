@@ -835,8 +835,8 @@ SmallVector<ChunkWords, 2> loadChunk(const WgmmaPlan &w,
                                   Value chunk) {
   SmallVector<ChunkWords, 2> words;
   for (int64_t c = 0; c < w.groupTiles; ++c)
-    words.push_back(
-        weights.load(at, emitter.columnTile(at, block, warp, c), lane, chunk));
+    words.push_back(weights.loadWeight(
+        at, emitter.columnTile(at, block, warp, c), lane, chunk));
   return words;
 }
 
@@ -1022,6 +1022,12 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   WgmmaEmitter emitter(w, lhs, out, globalScale, stages, /*onHost=*/false);
   if (argTypes.size() > 5 && !ragged)
     weights.rows = emitter.rows = entry.getArgument(5);
+  // Programmatic dependent launch, as the decode kernel's: what the
+  // previous kernel may write (activations, routing) is read, and the
+  // output written, only after griddepcontrol.wait; the ragged form waits
+  // first, before its routing.
+  if (ragged)
+    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value lane = e.rem(thread, 32), warp = e.div(thread, 32);
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -1121,9 +1127,27 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     }
     gpu::BarrierOp::create(b, loc);
   }
+  // Weight words in registers: chunk 0's, and the queue of chunks 1 .. D,
+  // oldest first, carried by the loop; staged weights: none (each chunk's
+  // words come from its stage). Loaded first, before the wait for the
+  // previous kernel: no kernel writes the weight.
+  SmallVector<Value> fragments, queue;
+  SmallVector<ChunkWords, 2> first;
+  if (!w.stagedWeights) {
+    first = loadChunk(w, weights, emitter, e, block, warp, lane, firstChunk);
+    for (int64_t d = 1; d <= w.weightDepth; ++d)
+      llvm::append_range(queue, flattenChunk(loadChunk(
+                                    w, weights, emitter, e, block, warp, lane,
+                                    chunkAt(e, e.add(firstChunk, d)))));
+  }
+  // (Staged weights are copied with each chunk's activations, in that
+  // chunk's cp.async group: issued before the wait, they would all join
+  // chunk 0's group, whose wait would then take them all.)
+  if (!ragged)
+    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   // Prologue: chunks 0 .. S - 2 into their stages (cp.async: one group
   // each, empty groups past the chunks so that every thread counts the
-  // same); the weight of chunks 0 and 1, chunk 0 decoded.
+  // same); then chunk 0's weight decoded.
   if (w.tensorMapCopies) {
     auto first = scf::IfOp::create(b, loc, thread0, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
@@ -1149,21 +1173,9 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     return NVVM::VoteSyncOp::create(at, l, at.getI1Type(), x.i32(-1), folds,
                                     NVVM::VoteSyncKind::all);
   };
-  // Weight words in registers: chunk 0 decoded, and the queue of chunks
-  // 1 .. D, oldest first, carried by the loop; staged weights: none (each
-  // chunk's words come from its stage).
-  SmallVector<Value> fragments, queue;
-  if (!w.stagedWeights) {
-    SmallVector<ChunkWords, 2> first =
-        loadChunk(w, weights, emitter, e, block, warp, lane, firstChunk);
-    for (int64_t d = 1; d <= w.weightDepth; ++d)
-      llvm::append_range(queue,
-                         flattenChunk(loadChunk(
-                             w, weights, emitter, e, block, warp, lane,
-                             chunkAt(e, e.add(firstChunk, d)))));
+  if (!w.stagedWeights)
     fragments = weights.decodeByVote(
         b, loc, vote(b, loc, chunkFolds(weights, e, first)), first);
-  }
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   const int64_t accumulators = w.accumulators();
   SmallVector<Value> carried(accumulators, zero);

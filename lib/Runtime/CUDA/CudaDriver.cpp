@@ -53,6 +53,10 @@ struct Driver::Api {
   int (*cuMemFreeAsync)(DevicePtr, Stream) = nullptr;
   // Optional: dynamic shared memory above 48 KiB, tensor maps (CUDA 12).
   int (*cuFuncSetAttribute)(Function, int, int) = nullptr;
+  /// Optional (CUDA 12): launches with attributes; `config` is a
+  /// LaunchConfig.
+  int (*cuLaunchKernelEx)(const void *config, Function, void **,
+                          void **) = nullptr;
   int (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *,
                                 const uint64_t *, const uint64_t *,
                                 const uint32_t *, const uint32_t *, int, int,
@@ -122,6 +126,7 @@ Driver::Driver(int ordinal) : ordinal(ordinal) {
     bind(library, api->cuMemFreeAsync, "cuMemFreeAsync");
     bind(library, api->cuFuncSetAttribute, "cuFuncSetAttribute");
     bind(library, api->cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
+    bind(library, api->cuLaunchKernelEx, "cuLaunchKernelEx");
   }
   if (!bound) {
     error = std::string("the CUDA driver lacks an entry point: ") + dlerror();
@@ -235,9 +240,30 @@ void Driver::launch(Function function, unsigned gridX, unsigned gridY,
          stream);
 }
 
+namespace {
+/// CUlaunchAttribute and CUlaunchConfig (cuda.h, CUDA 12), as the driver
+/// reads them.
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int flag;
+  } value;
+};
+struct LaunchConfig {
+  unsigned gridX, gridY, gridZ, blockX, blockY, blockZ, sharedBytes;
+  Stream stream;
+  LaunchAttribute *attributes;
+  unsigned attributeCount;
+};
+static_assert(sizeof(LaunchAttribute) == 72, "CUlaunchAttribute's layout");
+} // namespace
+
 void Driver::launch(Function function, unsigned gridX, unsigned gridY,
                     unsigned gridZ, unsigned blockX, unsigned sharedBytes,
-                    std::vector<void *> &args, Stream stream) {
+                    std::vector<void *> &args, Stream stream,
+                    bool overlapPrevious) {
   if (!enter() || !gridX || !gridY || !gridZ)
     return;
   constexpr int kMaxDynamicSharedSizeBytes = 8; // CU_FUNC_ATTRIBUTE_...
@@ -250,6 +276,22 @@ void Driver::launch(Function function, unsigned gridX, unsigned gridY,
                                        static_cast<int>(sharedBytes)),
                "cuFuncSetAttribute"))
       return;
+  }
+  if (overlapPrevious) {
+    if (!api->cuLaunchKernelEx) {
+      error = "the CUDA driver lacks cuLaunchKernelEx (CUDA 12): no "
+              "programmatic dependent launch";
+      return;
+    }
+    constexpr int kProgrammaticStreamSerialization = 6; // CU_LAUNCH_ATTRIBUTE_
+    LaunchAttribute attribute{};
+    attribute.id = kProgrammaticStreamSerialization;
+    attribute.value.flag = 1;
+    LaunchConfig config{gridX, gridY,       gridZ,  blockX,     1,
+                        1,     sharedBytes, stream, &attribute, 1};
+    check(api->cuLaunchKernelEx(&config, function, args.data(), nullptr),
+          "cuLaunchKernelEx");
+    return;
   }
   check(api->cuLaunchKernel(function, gridX, gridY, gridZ, blockX, 1, 1,
                             sharedBytes, stream, args.data(), nullptr),

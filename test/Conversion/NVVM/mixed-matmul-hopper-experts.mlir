@@ -58,6 +58,12 @@
 // DECODE-LABEL: func.func @moe
 // DECODE: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0 blocks in (%c180, %c1, %c32) threads in (%c128,
 // DECODE: gpu.func @mixed_matmul_hopper_0
+// Programmatic dependent launch: the routing comes from earlier kernels,
+// so the ragged form waits before it reads anything.
+// DECODE-NOT: memref.load
+// DECODE-NOT: vector.load
+// DECODE: nvvm.griddepcontrol wait
+// DECODE-NOT: nvvm.griddepcontrol
 // DECODE: gpu.block_id z
 // DECODE: arith.maxsi
 // DECODE: scf.for

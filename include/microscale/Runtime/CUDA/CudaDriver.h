@@ -95,9 +95,16 @@ public:
               Stream stream);
   /// A launch with `sharedBytes` of dynamic shared memory (above the 48 KiB
   /// a kernel gets without asking, the function's limit is raised first).
-  void launch(Function function, unsigned gridX, unsigned gridY,
-              unsigned gridZ, unsigned blockX, unsigned sharedBytes,
-              std::vector<void *> &args, Stream stream);
+  /// `overlapPrevious`: a programmatic dependent launch (cuLaunchKernelEx,
+  /// CUDA 12): the kernel's launch overlaps the end of the stream's previous
+  /// kernel (its blocks may start before that kernel's memory is flushed,
+  /// or earlier where it triggers its dependents), so the kernel must wait
+  /// (griddepcontrol.wait) before it reads what that kernel writes. The
+  /// Hopper matmul kernels do, and read only their weight and scales before
+  /// the wait: take it where no earlier kernel in the stream writes those.
+  void launch(Function function, unsigned gridX, unsigned gridY, unsigned gridZ,
+              unsigned blockX, unsigned sharedBytes, std::vector<void *> &args,
+              Stream stream, bool overlapPrevious = false);
   /// The 128-byte CUtensorMap of a row-major bf16 matrix (`rows` x
   /// `columns`, rows `pitchBytes` apart) at `address`, for boxes of
   /// `boxRows` x `boxColumns` elements in the 128-byte swizzle, zeros out

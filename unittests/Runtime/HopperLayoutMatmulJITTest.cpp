@@ -211,6 +211,10 @@ INSTANTIATE_TEST_SUITE_P(
         // over the 4 blocks of one SM, 5 warps one chunk ahead would have
         // ranges of 10, so 4 warps two ahead take ranges of 11 and 12.
         Case{4, 2976, 128, 4, {}, 1},
+        // 8 rows: the decode kernel where its plan is light warps (the
+        // same four blocks on one SM), the wgmma kernel where it is not
+        // (one 40-column weight's two blocks on 132 SMs).
+        Case{8, 2976, 128, 4, {}, 1}, Case{8, 160, 40, 4, {}, 0},
         // 9-16 rows, the wgmma kernel by default: one 16-token tile (4
         // past M), a half last chunk, 40 columns (a partial 64-column
         // tile), K split over a cluster on a part of 4 SMs.

@@ -70,6 +70,9 @@ struct HopperMatmulPlan {
   // (cp.async), read back as 4-byte words: with more than one row, the
   // lanes' 4-byte loads from global memory would touch one line per row.
   bool staged = false;
+  // Warps recast by the light-warp rule (short K ranges, split as far as
+  // one wave allows).
+  bool lightWarps = false;
 
   int64_t columnTiles() const { return llvm::divideCeil(n, 16); }
   int64_t blocks() const {

@@ -83,6 +83,10 @@ constexpr int64_t kMaxRows = 64;
 /// rows the two are even, and the decode kernel keeps narrow weights
 /// (docs/performance.md, "The decode rows' threshold").
 constexpr int64_t kDecodeRows = 7;
+/// And at 8 rows where its plan is light warps, which beat the wgmma
+/// kernel there, where 8-row plans without them lost to it
+/// (docs/performance.md, "Light warps at 8 rows").
+constexpr int64_t kLightDecodeRows = 8;
 /// One row: the K ranges short enough (in 64-K chunks per warp) for light
 /// warps (one 16-column tile, one chunk ahead), and the shortest range
 /// they take (docs/performance.md, "Light warps at one row").
@@ -247,6 +251,7 @@ lightWarpPlan(const HopperMatmulPlan &p, const nvvm::NVIDIAChip &chip,
       const int64_t chunksPerWarp = llvm::divideCeil(p.chunks, split);
       if (chunksPerWarp <= depth * kLightWarpMaxChunks) {
         light.split = split;
+        light.lightWarps = true;
         return light;
       }
     }
@@ -266,6 +271,7 @@ lightWarpPlan(const HopperMatmulPlan &p, const nvvm::NVIDIAChip &chip,
   if (light.blocks() * split <= defaultWarps)
     return std::nullopt;
   light.split = split;
+  light.lightWarps = true;
   return light;
 }
 
@@ -617,10 +623,33 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   return function;
 }
 
+/// Whether any tiling key is set: the decode kernel's 8-row rule is for
+/// the default plans only.
+static bool hasTiling(const MixedMatmulOptions &o) {
+  return o.splitK || o.unroll || o.warpColumns || o.warpRows ||
+         o.columnWarps || o.activationStages || o.weightStages || o.chunkK ||
+         o.maxRegisters || o.clusterSplitK ||
+         o.activationCopies != ActivationCopies::Chosen ||
+         o.decodeOverlap != DecodeOverlap::Chosen ||
+         o.weightCopies != WeightCopies::Chosen;
+}
+
 /// Whether `m` static rows take the wgmma kernel: above kDecodeRows, unless
-/// the tiling asks for the decode kernel's split of K (up to 64 rows).
-static bool takesWgmma(int64_t m, const MixedMatmulOptions &options) {
-  return m > kMaxRows || (m > kDecodeRows && !options.splitK);
+/// the tiling asks for the decode kernel's split of K (up to 64 rows), or
+/// at kLightDecodeRows where the decode kernel's default plan is light
+/// warps.
+static bool takesWgmma(MixedMatmulStorageOp op, int64_t m,
+                       const MixedMatmulOptions &options,
+                       const nvvm::NVIDIAChip &chip, int64_t sms) {
+  if (m > kMaxRows)
+    return true;
+  if (m <= kDecodeRows || options.splitK)
+    return false;
+  if (m > kLightDecodeRows || hasTiling(options))
+    return true;
+  FailureOr<HopperMatmulPlan> plan =
+      planHopperMatmul(op, options, chip, sms, m);
+  return failed(plan) || !plan->lightWarps;
 }
 
 /// The decode kernel `function` of plan `p` launched at `b`: a block per
@@ -1061,10 +1090,10 @@ LogicalResult mlir::microscale::outlineHopperLayoutMatmul(
   // Above decode sizes: the wgmma kernel (the decoded weight serves a
   // whole token tile).
   const int64_t m = cast<MemRefType>(op.getLhs().getType()).getShape()[0];
-  if (takesWgmma(m, options))
+  const int64_t sms = smCount ? smCount : chip.defaultSMCount;
+  if (takesWgmma(op, m, options, chip, sms))
     return outlineHopperWgmmaMatmul(op, kernels, index, chip, smCount,
                                     options);
-  const int64_t sms = smCount ? smCount : chip.defaultSMCount;
   FailureOr<HopperMatmulPlan> planned =
       planHopperMatmul(op, options, chip, sms, m);
   if (failed(planned))
@@ -1307,7 +1336,7 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
       op.erase();
       return true;
     }
-    if (!dynamicRows && takesWgmma(m, options))
+    if (!dynamicRows && takesWgmma(op, m, options, chip, sms))
       return emulateHopperWgmmaMatmulOnHost(op, chip, smCount, options);
     for (int64_t rows : dynamicRows
                             ? ArrayRef<int64_t>(kDynamicPlanRows)

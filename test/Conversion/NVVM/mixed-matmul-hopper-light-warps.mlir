@@ -5,8 +5,9 @@
 // 128 chunks) it keeps two tiles per warp. At staged rows (2 to 8, one row
 // tile) light warps hold two 16-column tiles and load one chunk ahead (two
 // where their ranges would exceed 8 chunks), split as far as one wave
-// allows, on weights whose 32-column blocks reach a third of the SMs.
-// Every kernel assembles with ptxas for sm_90a. (Host emulation of light
+// allows, on weights whose 32-column blocks reach a third of the SMs. At
+// 8 rows the decode kernel is taken only where its plan is light warps
+// (else the wgmma kernel, as from 9 rows). Every kernel assembles with ptxas for sm_90a. (Host emulation of light
 // plans: HopperLayoutMatmulJITTest.)
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s
 // RUN: mx-opt %s --microscale-gpu-to-ptx > %t.mlir
@@ -82,5 +83,22 @@ func.func @narrow_rows4(%a: memref<4x1504xbf16>, %v: memref<786432xi8>, %s: memr
 // CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_7 blocks in (%c256, %c1, %c1{{.*}}) threads in (%c320{{[_0-9]*}},
 func.func @long_k(%a: memref<1x14336xbf16>, %v: memref<29360128xi8>, %s: memref<1835008xi8>, %g: f32, %o: memref<1x4096xbf16>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<1x14336xbf16>, !microscale.qtensor<14336x4096, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>, memref<29360128xi8>, memref<1835008xi8>, memref<1x4096xbf16>
+  return
+}
+
+// 2880 x 2880 at 8 rows: light warps (90 blocks of 15), the decode kernel.
+// CHECK-LABEL: func.func @mlp2_rows8
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_8 blocks in (%c90, %c1, %c1{{.*}}) threads in (%c480{{[_0-9]*}},
+func.func @mlp2_rows8(%a: memref<8x2880xbf16>, %v: memref<4521984xi8>, %s: memref<264960xi8>, %g: f32, %o: memref<8x2880xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<8x2880xbf16>, !microscale.qtensor<2880x2880, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>, memref<4521984xi8>, memref<264960xi8>, memref<8x2880xbf16>
+  return
+}
+
+// 5120 x 13824 at 8 rows (80 chunks, 432 blocks of 32 columns: no light
+// split within 16 chunks a warp): the wgmma kernel, as at 9 rows and more.
+// CHECK-LABEL: func.func @wide_rows8
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_9 blocks in (%c216, %c1, %c2)
+func.func @wide_rows8(%a: memref<8x5120xbf16>, %v: memref<35389440xi8>, %s: memref<2211840xi8>, %g: f32, %o: memref<8x13824xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<8x5120xbf16>, !microscale.qtensor<5120x13824, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>, memref<35389440xi8>, memref<2211840xi8>, memref<8x13824xbf16>
   return
 }

@@ -647,6 +647,10 @@ static bool takesWgmma(MixedMatmulStorageOp op, int64_t m,
     return false;
   if (m > kLightDecodeRows || hasTiling(options))
     return true;
+  // A probe of the decode kernel's plan: a diagnostic of its planning is
+  // not this op's (the wgmma kernel then takes it and reports its own).
+  ScopedDiagnosticHandler probe(op.getContext(),
+                                [](Diagnostic &) { return success(); });
   FailureOr<HopperMatmulPlan> plan =
       planHopperMatmul(op, options, chip, sms, m);
   return failed(plan) || !plan->lightWarps;

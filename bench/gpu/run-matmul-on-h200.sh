@@ -11,6 +11,9 @@ g++ -O2 -std=c++17 -Iinclude bench/gpu/matmul-bench.cpp lib/Reference/*.cpp \
 # The read baseline: a kernel that only reads each case's weight.
 nvcc -O3 -arch=sm_90a -cubin bench/gpu/read-floor.cu -o /tmp/read-floor.cubin
 export MATMUL_BENCH_READ_CUBIN=/tmp/read-floor.cubin
+# Also the graph of programmatic dependent launches and its check
+# (docs/performance.md, "Programmatic dependent launch").
+export MATMUL_BENCH_PDL=1
 status=0
 kernels="${KERNELS:-bench/gpu/kernels-mm}"
 # A kernel that hangs (a collective op under divergence, say) must not eat
@@ -27,8 +30,9 @@ ours = {r["kernel"]: r for r in csv.DictReader(ours_lines)}
 cublas = {(r["m"], r["k"], r["n"]): r for r in csv.DictReader(open(sys.argv[2]))}
 # "graph": our launches replayed from a CUDA graph, as cuBLAS is timed;
 # "read": a kernel that only reads the same weight, in a graph too.
-print("| M | K | N | kernel | split K | ours (us) | ours, graph (us) | cuBLAS BF16 (us) | cuBLAS / ours | cuBLAS / ours, graph | decode floor (us) | floor / ours, graph | read, graph (us) | read / ours, graph | rel. error |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+# "programmatic": the graph's launches overlapping the previous kernel's end.
+print("| M | K | N | kernel | split K | ours (us) | ours, graph (us) | cuBLAS BF16 (us) | cuBLAS / ours | cuBLAS / ours, graph | decode floor (us) | floor / ours, graph | read, graph (us) | read / ours, graph | ours, programmatic (us) | cuBLAS / ours, programmatic | rel. error |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for name, r in ours.items():
     if r["experts"] != "0":
         continue
@@ -40,17 +44,26 @@ for name, r in ours.items():
               else f"- | {f:.1f} | -")
     rd = float(r.get("read_graph_us", -1))
     rcol = f"{rd:.1f} | {rd / gr:.0%}" if rd > 0 and gr > 0 else "- | -"
-    print(f"| {key[0]} | {key[1]} | {key[2]} | {name} | {r['split_k']} | {o:.1f} | {gcol}{c:.1f} | {c / o:.2f}x | {gratio} | {rcol} | {r['rel_error']} |")
+    pd = float(r.get("pdl_graph_us", -1))
+    pcol = f"{pd:.2f} | {c / pd:.2f}x" if pd > 0 else "- | -"
+    print(f"| {key[0]} | {key[1]} | {key[2]} | {name} | {r['split_k']} | {o:.1f} | {gcol}{c:.1f} | {c / o:.2f}x | {gratio} | {rcol} | {pcol} | {r['rel_error']} |")
 moe = [(n, r) for n, r in ours.items() if r["experts"] != "0"]
 if moe:
     print()
-    print("| ragged rows | K | N | experts | kernel | split K | ours (us) | ours, graph (us) | weight bytes / time (TB/s) | floor (us) | floor / ours | rel. error |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| ragged rows | K | N | experts | kernel | split K | ours (us) | ours, graph (us) | ours, programmatic (us) | weight bytes / time (TB/s) | floor (us) | floor / ours | rel. error |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, r in moe:
         o = float(r["ours_us"]); f = float(r["floor_us"])
         gr = float(r.get("graph_us", -1))
         gcol = f"{gr:.1f}" if gr > 0 else "-"
-        print(f"| {r['m']} | {r['k']} | {r['n']} | {r['experts']} | {name} | {r['split_k']} | {o:.1f} | {gcol} | {r['weight_tb_s']} | {f:.1f} | {f / o:.0%} | {r['rel_error']} |")
+        pd = float(r.get("pdl_graph_us", -1))
+        pcol = f"{pd:.1f}" if pd > 0 else "-"
+        print(f"| {r['m']} | {r['k']} | {r['n']} | {r['experts']} | {name} | {r['split_k']} | {o:.1f} | {gcol} | {pcol} | {r['weight_tb_s']} | {f:.1f} | {f / o:.0%} | {r['rel_error']} |")
+# Programmatic launches right after a kernel that rewrites the activations
+# must match the plain launch bit for bit (matmul-bench counts a mismatch
+# as a failure too).
+bad = [n for n, r in ours.items() if r.get("pdl_exact", "-1") == "0"]
+print("programmatic launches: " + ("all exact" if not bad else "NOT exact: " + ", ".join(bad)))
 PY
 # SASS of the decode-shaped kernel, when this kernel set has it: the
 # instruction mix of the whole kernel.

@@ -272,9 +272,12 @@ INSTANTIATE_TEST_SUITE_P(
         // the busiest SM, against 2 of twice the work with two).
         Case{256, 224, 400, 2, {}, 5},
         // Rows known at run time: one compile of six variants (the decode
-        // kernel for up to 1 and 8 rows, the wgmma kernel for up to 16,
-        // 64, 256 and beyond), the host code's switch picking by M.
+        // kernel for up to 1 and 7 rows, 8 where its plan is light warps,
+        // the wgmma kernel for up to 16, 64, 256 and beyond), the host
+        // code's switch picking by M; 8 rows of a light plan (one SM) and
+        // of one that is not.
         Case{1, 160, 40, 4, {}, 0, true}, Case{7, 160, 40, 4, {}, 0, true},
+        Case{8, 2976, 128, 4, {}, 1, true}, Case{8, 160, 40, 4, {}, 0, true},
         Case{16, 96, 48, 8, {}, 0, true}, Case{11, 160, 40, 4, {}, 0, true},
         Case{50, 224, 72, 4, {}, 0, true},
         Case{100, 160, 80, 4, {}, 0, true},

@@ -723,7 +723,8 @@ namespace {
 /// Rows known at run time: one kernel per variant, each planned for
 /// typical rows of its range: the decode kernel for 1 and 7 rows, the
 /// wgmma kernel for 16, 64, 256 and 4096; variant i takes rows up to
-/// kDynamicLimits[i] (the last one, the rest).
+/// kDynamicLimits[i] (the last one, the rest; the decode variant up to
+/// kLightDecodeRows where its plan is light warps: dynamicLimits).
 constexpr int64_t kDynamicPlanRows[] = {1, kDecodeRows, 16, 64, 256, 4096};
 constexpr int64_t kDynamicLimits[] = {1, kDecodeRows, 16, 64, 256};
 static_assert(std::size(kDynamicPlanRows) == std::size(kDynamicLimits) + 1);
@@ -1004,11 +1005,24 @@ void switchOnVariantTile(OpBuilder &b, Location loc, Value rows, int64_t n,
 /// error), else a switch on how many limits `rows` passes, case i emitted
 /// by `emitVariant`.
 static void switchOnRows(OpBuilder &b, Location loc, Value rows,
+                         ArrayRef<int64_t> limits,
                          function_ref<void(OpBuilder &, Location, size_t)>
                              emitVariant) {
   emitIfAllNonZero(b, loc, rows, [&](OpBuilder &ib, Location il) {
-    emitSwitchOnLimits(ib, il, rows, kDynamicLimits, emitVariant);
+    emitSwitchOnLimits(ib, il, rows, limits, emitVariant);
   });
+}
+
+/// The variants' row limits: kDynamicLimits, the decode variant taking
+/// kLightDecodeRows where its plan (`decode`, for kDecodeRows rows, the
+/// same row tile) is light warps, as static rows do.
+static SmallVector<int64_t> dynamicLimits(const HopperMatmulPlan &decode,
+                                          const MixedMatmulOptions &options) {
+  SmallVector<int64_t> limits(std::begin(kDynamicLimits),
+                              std::end(kDynamicLimits));
+  if (decode.lightWarps && !hasTiling(options))
+    limits[kDecodeVariants - 1] = kLightDecodeRows;
+  return limits;
 }
 
 /// Rows known at run time: every variant's kernel, and the host code that
@@ -1026,10 +1040,14 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
   // Per wgmma variant, its tiles and their kernels.
   SmallVector<WgmmaVariantTiles, 3> variantTiles;
   SmallVector<SmallVector<HopperWgmmaKernel>> wgmmaKernels;
+  // The variants' row limits, known once the decode variants are planned.
+  SmallVector<int64_t> limits;
   for (size_t i = 0; i < std::size(kDynamicPlanRows); ++i) {
     const int64_t rows = kDynamicPlanRows[i];
+    if (i == kDecodeVariants)
+      limits = dynamicLimits(decodePlans.back(), options);
     std::string name = ("mixed_matmul_hopper_" + Twine(index) + "_rows" +
-                        Twine(i < kDecodeVariants ? rows : kDynamicLimits[i - 1] + 1))
+                        Twine(i < kDecodeVariants ? rows : limits[i - 1] + 1))
                            .str();
     if (i < kDecodeVariants) {
       FailureOr<HopperMatmulPlan> planned =
@@ -1056,7 +1074,7 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
   OpBuilder builder(op);
   SmallVector<Value> operands = kernelOperands(builder, op, types);
   const int64_t n = op.getRhsType().getShape()[1];
-  switchOnRows(builder, op.getLoc(), operands.back(),
+  switchOnRows(builder, op.getLoc(), operands.back(), limits,
                [&](OpBuilder &b, Location loc, size_t i) {
                  if (i < kDecodeVariants) {
                    launchDecodeKernel(b, loc, decodeKernels[i],
@@ -1375,6 +1393,7 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
   SmallVector<Value> args =
       kernelOperands(b, op, getHopperLayoutKernelArguments(op, true));
   switchOnRows(b, op.getLoc(), args.back(),
+               dynamicLimits(plans[kDecodeVariants - 1], options),
                [&](OpBuilder &vb, Location loc, size_t i) {
                  if (i < kDecodeVariants) {
                    emitDecodeEmulation(vb, loc, plans[i], args);

@@ -20,11 +20,15 @@
 // CHECK-DAG: %[[OUTROWS:.*]] = memref.dim %arg4, %c0
 // CHECK: %[[ROWS:.*]] = arith.minui %[[LHSROWS]], %[[OUTROWS]]
 // CHECK: scf.if
+// The decode variant (planned for 7 rows: light warps) takes up to 8, as
+// static rows do; the first wgmma variant 9-16.
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT: arith.cmpi ugt, %{{.*}}, %[[C8]]
 // CHECK: scf.index_switch
 // CHECK: case 1 {
 // CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0_rows7
 // CHECK: case 2 {
-// CHECK: @mixed_matmul_hopper_0_rows8 blocks in (%c90, %{{.*}}, %c5) threads in (%c128
+// CHECK: @mixed_matmul_hopper_0_rows9 blocks in (%c90, %{{.*}}, %c5) threads in (%c128
 // CHECK: case 3 {
 // CHECK: @mixed_matmul_hopper_0_rows17 blocks in (%c90, %{{.*}}, %c3)
 // CHECK: case 4 {
@@ -45,7 +49,7 @@ func.func @serve(%a: memref<?x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518
 // blocks of a cluster (5, 3 and 2: their 90 and 45 column tiles alone
 // would not give each of 132 SMs three blocks, the 16-token tile, or two);
 // the one for more rows does not.
-// PTX: .entry mixed_matmul_hopper_0_rows8(
+// PTX: .entry mixed_matmul_hopper_0_rows9(
 // PTX: .reqnctapercluster 1, 1, 5
 // PTX: wgmma.mma_async.sync.aligned.m64n16k16
 // PTX: .entry mixed_matmul_hopper_0_rows17(

@@ -539,7 +539,7 @@ int main(int argc, char **argv) {
     // run).
     int pdlExact = -1;
     if (pdl && driver.ok()) {
-      const uint64_t words = uint64_t(tokens) * k / 2;
+      uint64_t words = uint64_t(tokens) * k / 2;
       std::vector<uint16_t> other(a.size());
       for (auto &x : other)
         x = ref::toBF16Bits(float(int(rng() % 2001) - 1000) / 1000.0f);
@@ -557,8 +557,7 @@ int main(int argc, char **argv) {
       pdlExact = 1;
       for (int round = 0; round < 8; ++round) {
         cuda::DevicePtr source = round % 2 ? first : second;
-        std::vector<void *> copyArgs = {&source, &da,
-                                        const_cast<uint64_t *>(&words)};
+        std::vector<void *> copyArgs = {&source, &da, &words};
         driver.launch(copyWords, unsigned((words + 255) / 256), 1, 1, 256, 0,
                       copyArgs, stream);
         driver.launch(kernel, gridX, gridY, gridZ, block, sharedBytes,

@@ -493,14 +493,16 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   // activations and output.
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   SmallVector<Value> carried(p.accumulators(), zero);
+  SmallVector<Value, 2> prologueChunks;
   SmallVector<ChunkWords, 2> ahead;
-  for (int64_t d = 0; d < p.depth; ++d)
-    ahead.push_back(
-        emitter.loadWeight(e, block, lane, chunkAt(e, e.index(d))));
+  for (int64_t d = 0; d < p.depth; ++d) {
+    prologueChunks.push_back(chunkAt(e, e.index(d)));
+    ahead.push_back(emitter.loadWeight(e, block, lane, prologueChunks[d]));
+  }
   if (!ragged)
     NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   for (int64_t d = 0; d < p.depth; ++d) {
-    Value chunk = chunkAt(e, e.index(d));
+    Value chunk = prologueChunks[d];
     emitter.loadActivations(e, lane, chunk, ahead[d]);
     carried.append(ahead[d].flatten());
     if (p.staged) {
@@ -634,10 +636,16 @@ static bool hasTiling(const MixedMatmulOptions &o) {
          o.weightCopies != WeightCopies::Chosen;
 }
 
+/// Whether the decode kernel takes kLightDecodeRows rows, `plan` being its
+/// plan for that row tile: a default plan of light warps.
+static bool takesLightDecodeRows(const HopperMatmulPlan &plan,
+                                 const MixedMatmulOptions &options) {
+  return plan.lightWarps && !hasTiling(options);
+}
+
 /// Whether `m` static rows take the wgmma kernel: above kDecodeRows, unless
 /// the tiling asks for the decode kernel's split of K (up to 64 rows), or
-/// at kLightDecodeRows where the decode kernel's default plan is light
-/// warps.
+/// at kLightDecodeRows where takesLightDecodeRows.
 static bool takesWgmma(MixedMatmulStorageOp op, int64_t m,
                        const MixedMatmulOptions &options,
                        const nvvm::NVIDIAChip &chip, int64_t sms) {
@@ -645,15 +653,16 @@ static bool takesWgmma(MixedMatmulStorageOp op, int64_t m,
     return true;
   if (m <= kDecodeRows || options.splitK)
     return false;
-  if (m > kLightDecodeRows || hasTiling(options))
+  if (m > kLightDecodeRows)
     return true;
-  // A probe of the decode kernel's plan: a diagnostic of its planning is
-  // not this op's (the wgmma kernel then takes it and reports its own).
+  // A probe of the decode kernel's plan: a diagnostic of its planning (a
+  // wgmma-only tiling key, say) is not this op's; the wgmma kernel then
+  // takes it and reports its own.
   ScopedDiagnosticHandler probe(op.getContext(),
                                 [](Diagnostic &) { return success(); });
   FailureOr<HopperMatmulPlan> plan =
       planHopperMatmul(op, options, chip, sms, m);
-  return failed(plan) || !plan->lightWarps;
+  return failed(plan) || !takesLightDecodeRows(*plan, options);
 }
 
 /// The decode kernel `function` of plan `p` launched at `b`: a block per
@@ -1014,13 +1023,13 @@ static void switchOnRows(OpBuilder &b, Location loc, Value rows,
 }
 
 /// The variants' row limits: kDynamicLimits, the decode variant taking
-/// kLightDecodeRows where its plan (`decode`, for kDecodeRows rows, the
-/// same row tile) is light warps, as static rows do.
+/// kLightDecodeRows where takesLightDecodeRows (its plan `decode`, for
+/// kDecodeRows rows, is of the same row tile), as static rows do.
 static SmallVector<int64_t> dynamicLimits(const HopperMatmulPlan &decode,
                                           const MixedMatmulOptions &options) {
   SmallVector<int64_t> limits(std::begin(kDynamicLimits),
                               std::end(kDynamicLimits));
-  if (decode.lightWarps && !hasTiling(options))
+  if (takesLightDecodeRows(decode, options))
     limits[kDecodeVariants - 1] = kLightDecodeRows;
   return limits;
 }

@@ -213,8 +213,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{4, 2976, 128, 4, {}, 1},
         // 8 rows: the decode kernel where its plan is light warps (the
         // same four blocks on one SM), the wgmma kernel where it is not
-        // (one 40-column weight's two blocks on 132 SMs).
+        // (one 40-column weight's two blocks on 132 SMs) or where its
+        // blocks fill too little of their waves (four on three SMs).
         Case{8, 2976, 128, 4, {}, 1}, Case{8, 160, 40, 4, {}, 0},
+        Case{8, 2976, 128, 4, {}, 3},
         // 9-16 rows, the wgmma kernel by default: one 16-token tile (4
         // past M), a half last chunk, 40 columns (a partial 64-column
         // tile), K split over a cluster on a part of 4 SMs.
@@ -272,12 +274,14 @@ INSTANTIATE_TEST_SUITE_P(
         // the busiest SM, against 2 of twice the work with two).
         Case{256, 224, 400, 2, {}, 5},
         // Rows known at run time: one compile of six variants (the decode
-        // kernel for up to 1 and 7 rows, 8 where its plan is light warps,
+        // kernel for up to 1 and 7 rows, 8 where its plan is light warps
+        // that fill their waves,
         // the wgmma kernel for up to 16, 64, 256 and beyond), the host
-        // code's switch picking by M; 8 rows of a light plan (one SM) and
-        // of one that is not.
+        // code's switch picking by M; 8 rows of a light plan (one SM), of
+        // one that is not, and of a light plan short of its waves.
         Case{1, 160, 40, 4, {}, 0, true}, Case{7, 160, 40, 4, {}, 0, true},
         Case{8, 2976, 128, 4, {}, 1, true}, Case{8, 160, 40, 4, {}, 0, true},
+        Case{8, 2976, 128, 4, {}, 3, true},
         Case{16, 96, 48, 8, {}, 0, true}, Case{11, 160, 40, 4, {}, 0, true},
         Case{50, 224, 72, 4, {}, 0, true},
         Case{100, 160, 80, 4, {}, 0, true},

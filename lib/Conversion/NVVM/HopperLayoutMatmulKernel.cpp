@@ -83,10 +83,16 @@ constexpr int64_t kMaxRows = 64;
 /// rows the two are even, and the decode kernel keeps narrow weights
 /// (docs/performance.md, "The decode rows' threshold").
 constexpr int64_t kDecodeRows = 7;
-/// And at 8 rows where its plan is light warps, which beat the wgmma
-/// kernel there, where 8-row plans without them lost to it
-/// (docs/performance.md, "Light warps at 8 rows").
+/// And at 8 rows where its plan is light warps that fill their waves of
+/// SMs, which beat the wgmma kernel there, where 8-row plans without them
+/// lost to it (docs/performance.md, "Light warps at 8 rows").
 constexpr int64_t kLightDecodeRows = 8;
+/// The least share of its waves' block slots (one per SM per wave) that a
+/// light plan fills to take kLightDecodeRows rows: where many SMs hold one
+/// block while the others run two, the wgmma kernel was faster; plans of
+/// at most one block per SM, or of nearly two on every SM, were slower
+/// with it (docs/performance.md, "Light warps at 8 rows: whole waves").
+constexpr double kLightDecodeMinWaveFill = 0.8;
 /// One row: the K ranges short enough (in 64-K chunks per warp) for light
 /// warps (one 16-column tile, one chunk ahead), and the shortest range
 /// they take (docs/performance.md, "Light warps at one row").
@@ -637,10 +643,19 @@ static bool hasTiling(const MixedMatmulOptions &o) {
 }
 
 /// Whether the decode kernel takes kLightDecodeRows rows, `plan` being its
-/// plan for that row tile: a default plan of light warps.
+/// plan for that row tile on `sms` SMs: a default plan of light warps whose
+/// blocks fill their waves of SMs (kLightDecodeMinWaveFill). More blocks
+/// than SMs but short of two per SM leave the SMs that hold one idle while
+/// the others run their second: the busiest SMs set the time.
 static bool takesLightDecodeRows(const HopperMatmulPlan &plan,
-                                 const MixedMatmulOptions &options) {
-  return plan.lightWarps && !hasTiling(options);
+                                 const MixedMatmulOptions &options,
+                                 int64_t sms) {
+  if (!plan.lightWarps || hasTiling(options))
+    return false;
+  const int64_t blocks = plan.blocks();
+  const int64_t slots = llvm::divideCeil(blocks, sms) * sms;
+  return blocks <= sms ||
+         static_cast<double>(blocks) >= kLightDecodeMinWaveFill * slots;
 }
 
 /// Whether `m` static rows take the wgmma kernel: above kDecodeRows, unless
@@ -662,7 +677,7 @@ static bool takesWgmma(MixedMatmulStorageOp op, int64_t m,
                                 [](Diagnostic &) { return success(); });
   FailureOr<HopperMatmulPlan> plan =
       planHopperMatmul(op, options, chip, sms, m);
-  return failed(plan) || !takesLightDecodeRows(*plan, options);
+  return failed(plan) || !takesLightDecodeRows(*plan, options, sms);
 }
 
 /// The decode kernel `function` of plan `p` launched at `b`: a block per
@@ -1026,10 +1041,11 @@ static void switchOnRows(OpBuilder &b, Location loc, Value rows,
 /// kLightDecodeRows where takesLightDecodeRows (its plan `decode`, for
 /// kDecodeRows rows, is of the same row tile), as static rows do.
 static SmallVector<int64_t> dynamicLimits(const HopperMatmulPlan &decode,
-                                          const MixedMatmulOptions &options) {
+                                          const MixedMatmulOptions &options,
+                                          int64_t sms) {
   SmallVector<int64_t> limits(std::begin(kDynamicLimits),
                               std::end(kDynamicLimits));
-  if (takesLightDecodeRows(decode, options))
+  if (takesLightDecodeRows(decode, options, sms))
     limits[kDecodeVariants - 1] = kLightDecodeRows;
   return limits;
 }
@@ -1054,7 +1070,7 @@ static LogicalResult outlineDynamicRows(MixedMatmulStorageOp op,
   for (size_t i = 0; i < std::size(kDynamicPlanRows); ++i) {
     const int64_t rows = kDynamicPlanRows[i];
     if (i == kDecodeVariants)
-      limits = dynamicLimits(decodePlans.back(), options);
+      limits = dynamicLimits(decodePlans.back(), options, sms);
     std::string name = ("mixed_matmul_hopper_" + Twine(index) + "_rows" +
                         Twine(i < kDecodeVariants ? rows : limits[i - 1] + 1))
                            .str();
@@ -1402,7 +1418,7 @@ bool mlir::microscale::emulateHopperLayoutMatmulOnHost(
   SmallVector<Value> args =
       kernelOperands(b, op, getHopperLayoutKernelArguments(op, true));
   switchOnRows(b, op.getLoc(), args.back(),
-               dynamicLimits(plans[kDecodeVariants - 1], options),
+               dynamicLimits(plans[kDecodeVariants - 1], options, sms),
                [&](OpBuilder &vb, Location loc, size_t i) {
                  if (i < kDecodeVariants) {
                    emitDecodeEmulation(vb, loc, plans[i], args);

@@ -20,15 +20,16 @@
 // CHECK-DAG: %[[OUTROWS:.*]] = memref.dim %arg4, %c0
 // CHECK: %[[ROWS:.*]] = arith.minui %[[LHSROWS]], %[[OUTROWS]]
 // CHECK: scf.if
-// The decode variant (planned for 7 rows: light warps) takes up to 8, as
-// static rows do; the first wgmma variant 9-16.
-// CHECK: %[[C8:.*]] = arith.constant 8 : index
-// CHECK-NEXT: arith.cmpi ugt, %{{.*}}, %[[C8]]
+// The decode variant (planned for 7 rows: light warps, but 180 blocks on
+// 132 SMs, short of whole waves) takes up to 7, as static rows do; the
+// first wgmma variant 8-16.
+// CHECK: %[[C7:.*]] = arith.constant 7 : index
+// CHECK-NEXT: arith.cmpi ugt, %{{.*}}, %[[C7]]
 // CHECK: scf.index_switch
 // CHECK: case 1 {
-// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0_rows7
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_0_rows7 blocks in (%c180,
 // CHECK: case 2 {
-// CHECK: @mixed_matmul_hopper_0_rows9 blocks in (%c90, %{{.*}}, %c5) threads in (%c128
+// CHECK: @mixed_matmul_hopper_0_rows8 blocks in (%c90, %{{.*}}, %c5) threads in (%c128
 // CHECK: case 3 {
 // CHECK: @mixed_matmul_hopper_0_rows17 blocks in (%c90, %{{.*}}, %c3)
 // CHECK: case 4 {
@@ -49,7 +50,7 @@ func.func @serve(%a: memref<?x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518
 // blocks of a cluster (5, 3 and 2: their 90 and 45 column tiles alone
 // would not give each of 132 SMs three blocks, the 16-token tile, or two);
 // the one for more rows does not.
-// PTX: .entry mixed_matmul_hopper_0_rows9(
+// PTX: .entry mixed_matmul_hopper_0_rows8(
 // PTX: .reqnctapercluster 1, 1, 5
 // PTX: wgmma.mma_async.sync.aligned.m64n16k16
 // PTX: .entry mixed_matmul_hopper_0_rows17(
@@ -67,3 +68,20 @@ func.func @serve(%a: memref<?x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518
 // PTX: .entry mixed_matmul_hopper_0_rows257_t256(
 // PTX-NOT: .reqnctapercluster
 // PTX: wgmma.mma_async.sync.aligned.m64n256k16
+
+// gpt-oss mlp2 (2880 x 2880): the decode variant's light plan has 90
+// blocks, at most one per SM, and takes up to 8 rows; the first wgmma
+// variant 9-16.
+!w2 = !microscale.qtensor<2880x2880, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
+// CHECK-LABEL: func.func @serve_mlp2
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT: arith.cmpi ugt, %{{.*}}, %[[C8]]
+// CHECK: scf.index_switch
+// CHECK: case 1 {
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_{{[0-9]+}}_rows7 blocks in (%c90,
+// CHECK: case 2 {
+// CHECK: @mixed_matmul_hopper_{{[0-9]+}}_rows9 blocks in (%c45,
+func.func @serve_mlp2(%a: memref<?x2880xbf16>, %v: memref<4521984xi8>, %s: memref<264960xi8>, %g: f32, %o: memref<?x2880xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<?x2880xbf16>, !w2, memref<4521984xi8>, memref<264960xi8>, memref<?x2880xbf16>
+  return
+}

@@ -7,7 +7,8 @@
 // where their ranges would exceed 8 chunks), split as far as one wave
 // allows, on weights whose 32-column blocks reach a third of the SMs. At
 // 8 rows the decode kernel is taken only where its plan is light warps
-// (else the wgmma kernel, as from 9 rows). Every kernel assembles with ptxas for sm_90a. (Host emulation of light
+// whose blocks fill their waves of SMs (else the wgmma kernel, as from 9
+// rows). Every kernel assembles with ptxas for sm_90a. (Host emulation of light
 // plans: HopperLayoutMatmulJITTest.)
 // RUN: mx-opt %s --microscale-nvvm-outline-kernels | FileCheck %s
 // RUN: mx-opt %s --microscale-gpu-to-ptx > %t.mlir
@@ -100,5 +101,23 @@ func.func @mlp2_rows8(%a: memref<8x2880xbf16>, %v: memref<4521984xi8>, %s: memre
 // CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_9 blocks in (%c216, %c1, %c2)
 func.func @wide_rows8(%a: memref<8x5120xbf16>, %v: memref<35389440xi8>, %s: memref<2211840xi8>, %g: f32, %o: memref<8x13824xbf16>) {
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<8x5120xbf16>, !microscale.qtensor<5120x13824, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>, memref<35389440xi8>, memref<2211840xi8>, memref<8x13824xbf16>
+  return
+}
+
+// 2880 x 5760 at 8 rows: light warps, but 180 blocks on 132 SMs fill 68%
+// of two waves' slots: the wgmma kernel.
+// CHECK-LABEL: func.func @mlp1_rows8
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_wgmma_10 blocks in (%c90, %c1, %c5)
+func.func @mlp1_rows8(%a: memref<8x2880xbf16>, %v: memref<8667136xi8>, %s: memref<518400xi8>, %g: f32, %o: memref<8x5760xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<8x2880xbf16>, !microscale.qtensor<2880x5760, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>, memref<8667136xi8>, memref<518400xi8>, memref<8x5760xbf16>
+  return
+}
+
+// 8192 x 8192 at 8 rows: light warps in 256 blocks, 97% of two waves'
+// slots: the decode kernel.
+// CHECK-LABEL: func.func @square_rows8
+// CHECK: gpu.launch_func {{ *}}@microscale_kernels::@mixed_matmul_hopper_11 blocks in (%c256, %c1, %c1{{.*}}) threads in (%c256{{[_0-9]*}},
+func.func @square_rows8(%a: memref<8x8192xbf16>, %v: memref<33554432xi8>, %s: memref<2097152xi8>, %g: f32, %o: memref<8x8192xbf16>) {
+  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o : memref<8x8192xbf16>, !microscale.qtensor<8192x8192, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>, memref<33554432xi8>, memref<2097152xi8>, memref<8x8192xbf16>
   return
 }

@@ -275,9 +275,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{256, 224, 400, 2, {}, 5},
         // Rows known at run time: one compile of six variants (the decode
         // kernel for up to 1 and 7 rows, 8 where its plan is light warps
-        // that fill their waves,
-        // the wgmma kernel for up to 16, 64, 256 and beyond), the host
-        // code's switch picking by M; 8 rows of a light plan (one SM), of
+        // that fill their waves, the wgmma kernel for up to 16, 64, 256
+        // and beyond), the host code's switch picking by M; 8 rows of a light plan (one SM), of
         // one that is not, and of a light plan short of its waves.
         Case{1, 160, 40, 4, {}, 0, true}, Case{7, 160, 40, 4, {}, 0, true},
         Case{8, 2976, 128, 4, {}, 1, true}, Case{8, 160, 40, 4, {}, 0, true},

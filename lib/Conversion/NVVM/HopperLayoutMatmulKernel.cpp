@@ -90,8 +90,8 @@ constexpr int64_t kLightDecodeRows = 8;
 /// The least share of its waves' block slots (one per SM per wave) that a
 /// light plan fills to take kLightDecodeRows rows: where many SMs hold one
 /// block while the others run two, the wgmma kernel was faster; plans of
-/// at most one block per SM, or of nearly two on every SM, were slower
-/// with it (docs/performance.md, "Light warps at 8 rows: whole waves").
+/// at most one block per SM, or of nearly two on every SM, ran faster than
+/// it (docs/performance.md, "Light warps at 8 rows: whole waves").
 constexpr double kLightDecodeMinWaveFill = 0.8;
 /// One row: the K ranges short enough (in 64-K chunks per warp) for light
 /// warps (one 16-column tile, one chunk ahead), and the shortest range

@@ -631,26 +631,16 @@ static gpu::GPUFuncOp buildKernel(MixedMatmulStorageOp op,
   return function;
 }
 
-/// Whether any tiling key is set: the decode kernel's 8-row rule is for
-/// the default plans only.
-static bool hasTiling(const MixedMatmulOptions &o) {
-  return o.splitK || o.unroll || o.warpColumns || o.warpRows ||
-         o.columnWarps || o.activationStages || o.weightStages || o.chunkK ||
-         o.maxRegisters || o.clusterSplitK ||
-         o.activationCopies != ActivationCopies::Chosen ||
-         o.decodeOverlap != DecodeOverlap::Chosen ||
-         o.weightCopies != WeightCopies::Chosen;
-}
-
 /// Whether the decode kernel takes kLightDecodeRows rows, `plan` being its
 /// plan for that row tile on `sms` SMs: a default plan of light warps whose
 /// blocks fill their waves of SMs (kLightDecodeMinWaveFill). More blocks
 /// than SMs but short of two per SM leave the SMs that hold one idle while
-/// the others run their second: the busiest SMs set the time.
+/// the others run their second: the busiest SMs set the time. For the
+/// default plans only (no tiling key).
 static bool takesLightDecodeRows(const HopperMatmulPlan &plan,
                                  const MixedMatmulOptions &options,
                                  int64_t sms) {
-  if (!plan.lightWarps || hasTiling(options))
+  if (!plan.lightWarps || options.hasTiling())
     return false;
   const int64_t blocks = plan.blocks();
   const int64_t slots = llvm::divideCeil(blocks, sms) * sms;

@@ -122,6 +122,15 @@ struct MixedMatmulOptions {
   /// wgmma kernel: blocks of a thread block cluster that split K, their
   /// sums added in rank order through distributed shared memory (1-8).
   int64_t clusterSplitK = 0;
+
+  /// Whether any key above is set (else every choice is the planner's).
+  bool hasTiling() const {
+    return splitK || unroll || warpColumns || warpRows || columnWarps ||
+           activationStages || weightStages || chunkK || maxRegisters ||
+           clusterSplitK || activationCopies != ActivationCopies::Chosen ||
+           decodeOverlap != DecodeOverlap::Chosen ||
+           weightCopies != WeightCopies::Chosen;
+  }
 };
 
 /// The explicit tiling on `op`, or the defaults where it has none; failure,

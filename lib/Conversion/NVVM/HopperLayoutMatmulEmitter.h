@@ -14,6 +14,7 @@
 #define MICROSCALE_LIB_CONVERSION_NVVM_HOPPERLAYOUTMATMULEMITTER_H
 
 #include "HopperWordDecode.h"
+#include "InlinePtx.h"
 #include "OutlineSupport.h"
 #include "microscale/Dialect/Microscale/IR/LayoutCodegen.h"
 #include "microscale/Dialect/Microscale/IR/Microscale.h"
@@ -23,6 +24,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -116,13 +118,46 @@ struct ChunkWords {
   }
 };
 
+/// cp.async of `bytes` (4 or 16: cp.async's only forms of those sizes, 16
+/// bypassing L1, 4 through it) from the global pointer `from` into byte
+/// `dest` + `offset` (a constant) of the shared buffer `shared`,
+/// `sourceBytes` of them read (null: all; the rest zero-filled), the
+/// offset as the immediate of the shared address ([base+offset], inline
+/// PTX): in a chunk loop unrolled by its stages LLVM would otherwise hoist
+/// each stage's loop-invariant shared address whole, one register apiece,
+/// where the immediate costs none.
+inline void copyAsyncToShared(Emitter &at, Value shared, Value dest,
+                              Value offset, Value from, int64_t bytes,
+                              Value sourceBytes) {
+  OpBuilder &b = at.builder();
+  Location loc = at.location();
+  std::optional<int64_t> immediate = getConstantIntValue(offset);
+  assert(immediate && "a shared offset in an immediate is a constant");
+  Value base = at.toI32(at.add(
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared), dest));
+  SmallVector<Value, 3> operands{
+      base, LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), from)};
+  std::string ptx =
+      (Twine("cp.async.") + (bytes == 16 ? "cg" : "ca") +
+       ".shared.global [$0+" + Twine(*immediate) + "], [$1], " + Twine(bytes))
+          .str();
+  std::string constraints = "r,l";
+  if (sourceBytes) {
+    ptx += ", $2";
+    constraints += ",r";
+    operands.push_back(sourceBytes);
+  }
+  inlinePtx(b, loc, Type(), operands, ptx + ";", constraints);
+}
+
 /// One 16-byte unit of activations (8 bf16 from element `source` of `lhs`)
-/// into byte `dest` of the shared buffer `shared` (i32 words): cp.async
-/// with source size 0 (zero fill) where `inside` is false; on the host, the
-/// same bytes by a vector load and store.
-inline void copyActivationUnit(Emitter &at, Value shared, Value dest,
-                               Value lhs, Value source, Value inside,
-                               bool onHost) {
+/// into byte `dest` (+ `offset`, see copyAsyncToShared) of the shared
+/// buffer `shared` (i32 words): cp.async with source size 0 (zero fill)
+/// where `inside` is false; on the host, the same bytes by a vector load
+/// and store.
+inline void copyActivationUnit(Emitter &at, Value shared, Value dest, Value lhs,
+                               Value source, Value inside, bool onHost,
+                               Value offset = Value()) {
   OpBuilder &b = at.builder();
   Location loc = at.location();
   if (onHost) {
@@ -134,22 +169,31 @@ inline void copyActivationUnit(Emitter &at, Value shared, Value dest,
     Value zeros = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(VectorType::get({4}, i32),
                                        b.getI32IntegerAttr(0)));
+    if (offset)
+      dest = at.add(dest, offset);
     vector::StoreOp::create(b, loc, at.select(inside, words, zeros), shared,
                             ValueRange{at.div(dest, 4)});
     return;
   }
-  NVVM::CpAsyncOp::create(b, loc, pointerToByte(b, loc, shared, dest, 3),
-                          pointerToByte(b, loc, lhs, at.mul(source, 2), 1), 16,
-                          NVVM::LoadCacheModifierKind::CG,
-                          at.select(inside, at.i32(16), at.i32(0)));
+  if (!offset) {
+    NVVM::CpAsyncOp::create(b, loc, pointerToByte(b, loc, shared, dest, 3),
+                            pointerToByte(b, loc, lhs, at.mul(source, 2), 1),
+                            16, NVVM::LoadCacheModifierKind::CG,
+                            at.select(inside, at.i32(16), at.i32(0)));
+    return;
+  }
+  copyAsyncToShared(at, shared, dest, offset,
+                    pointerToByte(b, loc, lhs, at.mul(source, 2), 1), 16,
+                    at.select(inside, at.i32(16), at.i32(0)));
 }
 
 /// `bytes` (4 or 16) bytes at byte `source` of the i8 buffer `global` into
-/// byte `dest` of the shared buffer `shared` (i32 words): cp.async (16
-/// bytes bypassing L1, 4 through it: cp.async's only forms of those
-/// sizes); on the host, the same bytes by a vector load and store.
+/// byte `dest` (+ `offset`, see copyAsyncToShared) of the shared buffer
+/// `shared` (i32 words): cp.async; on the host, the same bytes by a vector
+/// load and store.
 inline void copyBytes(Emitter &at, Value shared, Value dest, Value global,
-                      Value source, int64_t bytes, bool onHost) {
+                      Value source, int64_t bytes, bool onHost,
+                      Value offset = Value()) {
   OpBuilder &b = at.builder();
   Location loc = at.location();
   if (onHost) {
@@ -157,15 +201,22 @@ inline void copyBytes(Emitter &at, Value shared, Value dest, Value global,
         b, loc, VectorType::get({bytes / 4}, b.getI32Type()),
         vector::LoadOp::create(b, loc, VectorType::get({bytes}, b.getI8Type()),
                                global, ValueRange{source}));
+    if (offset)
+      dest = at.add(dest, offset);
     vector::StoreOp::create(b, loc, words, shared,
                             ValueRange{at.div(dest, 4)});
     return;
   }
-  NVVM::CpAsyncOp::create(b, loc, pointerToByte(b, loc, shared, dest, 3),
-                          pointerToByte(b, loc, global, source, 1), bytes,
-                          bytes == 16 ? NVVM::LoadCacheModifierKind::CG
-                                      : NVVM::LoadCacheModifierKind::CA,
-                          Value());
+  if (!offset) {
+    NVVM::CpAsyncOp::create(b, loc, pointerToByte(b, loc, shared, dest, 3),
+                            pointerToByte(b, loc, global, source, 1), bytes,
+                            bytes == 16 ? NVVM::LoadCacheModifierKind::CG
+                                        : NVVM::LoadCacheModifierKind::CA,
+                            Value());
+    return;
+  }
+  copyAsyncToShared(at, shared, dest, offset,
+                    pointerToByte(b, loc, global, source, 1), bytes, Value());
 }
 
 /// Emits the kernel's parts, per lane: the same code runs in the kernel

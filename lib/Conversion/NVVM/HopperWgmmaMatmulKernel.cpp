@@ -127,6 +127,9 @@ struct WgmmaPlan {
   // activations' copy groups, and read back before their decode; else
   // queued weightDepth chunks ahead in registers.
   bool stagedWeights = false;
+  // Staged weights: the chunk loop in groups of the stages, each group's
+  // stages known to the emission (MixedMatmulOptions::chunkGroups).
+  bool chunkGroups = false;
 
   int64_t stageWords() const {
     return stages * (stageBytes() + weightStageBytes()) / 4;
@@ -476,6 +479,14 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
       w.stages = std::min(w.stages,
                           shared / (w.stageBytes() + w.weightStageBytes()));
   }
+  if (options.chunkGroups) {
+    if (!w.stagedWeights)
+      return op.emitOpError()
+             << "tiling chunk_groups needs the weight's words in shared "
+                "memory (weight_copies = \"shared\"), which this plan keeps "
+                "in registers";
+    w.chunkGroups = true;
+  }
   if (w.stages < 2 ||
       w.stages * (w.stageBytes() + w.weightStageBytes()) > shared)
     return op.emitOpError()
@@ -578,12 +589,22 @@ public:
   /// `tokenBlock`, or the rows of `rows` where given) into stage `stage`:
   /// 16-byte units, unit u = thread + threads i of token row u / 8, K 8
   /// (u % 8). Tokens past M and K past K copy nothing and zero-fill
-  /// (source clamped to element 0).
+  /// (source clamped to element 0). `stageOffsets`: each unit's shared
+  /// byte as the thread's own (unit 0's in stage 0) plus an offset of the
+  /// stage and the unit (copyAsyncToShared: an immediate where `stage` is
+  /// a constant), which the swizzle allows: the threads are a multiple of
+  /// 64, so unit i's row is thread / 8 + threads / 8 i, the same modulo 8.
   void copyChunk(Emitter &at, Value tokenBlock, Value thread, Value chunk,
-                 Value stage, const CopyRows &rows = {}) const {
+                 Value stage, const CopyRows &rows = {},
+                 bool stageOffsets = false) const {
     OpBuilder &b = at.builder();
     Location loc = at.location();
     const int64_t units = w.tokens * 8;
+    static_assert(kRowBytes == 128, "a swizzle row of 8 units");
+    assert(w.threads() % 64 == 0 && "unit offsets keep the swizzle's rows");
+    Value ownDest;
+    if (stageOffsets)
+      ownDest = swizzled(at, at.index(0), at.div(thread, 8), at.rem(thread, 8));
     for (int64_t i = 0; i * w.threads() < units; ++i) {
       Value unit = at.add(thread, w.threads() * i);
       std::optional<OpBuilder::InsertionGuard> guard;
@@ -613,6 +634,16 @@ public:
         source = at.select(inside, at.add(rowBase, k), at.index(0));
       } else {
         source = at.add(at.select(inside, rowBase, at.index(0)), k);
+      }
+      if (stageOffsets) {
+        const int64_t unitOffset = w.threads() * i * kRowBytes / 8;
+        std::optional<int64_t> constant = getConstantIntValue(stage);
+        Value offset = constant
+                           ? at.index(*constant * w.stageBytes() + unitOffset)
+                           : at.add(at.mul(stage, w.stageBytes()), unitOffset);
+        copyActivationUnit(at, stages, ownDest, lhs, source, inside, onHost,
+                           offset);
+        continue;
       }
       Value dest = swizzled(at, stage, row, part);
       copyActivationUnit(at, stages, dest, lhs, source, inside, onHost);
@@ -856,19 +887,41 @@ std::pair<Value, Value> weightSlots(const WgmmaPlan &w, Emitter &at,
 }
 
 /// Staged weights: thread `thread`'s copies of its words of chunk `chunk`
-/// (absolute) into stage `stage`.
+/// (absolute) into stage `stage`. `stageOffsets`: the shared bytes as the
+/// thread's slots in stage 0 of tile 0 plus an offset of the stage and the
+/// tile (copyAsyncToShared: an immediate where `stage` is a constant).
 void copyWeightChunk(const WgmmaPlan &w, const HopperMatmulEmitter &weights,
                      const WgmmaEmitter &emitter, Emitter &at, Value stages,
                      Value block, Value thread, Value chunk, Value stage,
-                     bool onHost) {
+                     bool onHost, bool stageOffsets = false) {
   Value warp = at.div(thread, 32), lane = at.rem(thread, 32);
+  if (!stageOffsets) {
+    for (int64_t c = 0; c < w.groupTiles; ++c) {
+      Value tile = emitter.columnTile(at, block, warp, c);
+      auto [values, scales] = weightSlots(w, at, stage, thread, c);
+      copyBytes(at, stages, values, weights.valueImage(),
+                weights.valueOffset(at, tile, lane, chunk), 16, onHost);
+      copyBytes(at, stages, scales, weights.scaleImage(),
+                weights.scaleOffset(at, tile, lane, chunk), 4, onHost);
+    }
+    return;
+  }
+  // weightSlots is linear in the stage and the tile.
+  std::optional<int64_t> constantStage = getConstantIntValue(stage);
+  auto [ownValues, ownScales] = weightSlots(w, at, at.index(0), thread, 0);
   for (int64_t c = 0; c < w.groupTiles; ++c) {
+    auto offset = [&](int64_t tileBytes) -> Value {
+      if (constantStage)
+        return at.index(*constantStage * w.weightStageBytes() + c * tileBytes);
+      return at.add(at.mul(stage, w.weightStageBytes()), c * tileBytes);
+    };
     Value tile = emitter.columnTile(at, block, warp, c);
-    auto [values, scales] = weightSlots(w, at, stage, thread, c);
-    copyBytes(at, stages, values, weights.valueImage(),
-              weights.valueOffset(at, tile, lane, chunk), 16, onHost);
-    copyBytes(at, stages, scales, weights.scaleImage(),
-              weights.scaleOffset(at, tile, lane, chunk), 4, onHost);
+    copyBytes(at, stages, ownValues, weights.valueImage(),
+              weights.valueOffset(at, tile, lane, chunk), 16, onHost,
+              offset(16 * w.threads()));
+    copyBytes(at, stages, ownScales, weights.scaleImage(),
+              weights.scaleOffset(at, tile, lane, chunk), 4, onHost,
+              offset(4 * w.threads()));
   }
 }
 
@@ -1211,101 +1264,148 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
       NVVM::WgmmaWaitGroupSyncOp::create(sb, sl, 0);
     return sums;
   };
-  auto loop = scf::ForOp::create(
-      b, loc, e.index(0), chunkCount, e.index(1), carried,
-      [&](OpBuilder &lb, Location ll, Value i, ValueRange args) {
-        Emitter body(lb, ll);
-        SmallVector<Value> sums(args.take_front(accumulators));
-        ValueRange fragments = args.slice(accumulators, fragmentCount);
-        ValueRange queue = args.drop_front(accumulators + fragmentCount);
-        SmallVector<ChunkWords, 2> next;
-        if (!w.stagedWeights)
-          next = unflattenChunk(w, queue.take_front(queued));
-        // Stage i has landed (TMA: phase i / S of its mbarrier; cp.async:
-        // at most S - 2 later groups pending) and every warpgroup is done
-        // with chunk i - 1's stage.
-        if (w.tensorMapCopies)
-          tma::waitParity(
-              lb, ll,
-              body.toI32(body.add(barriersAddress,
-                                  body.mul(body.rem(i, depth), 8))),
-              body.band(body.toI32(body.div(i, depth)), 1));
-        else
-          NVVM::CpAsyncWaitGroupOp::create(lb, ll, depth - 2);
-        gpu::BarrierOp::create(lb, ll);
-        // Chunk i + S - 1 into chunk i - 1's stage (free since the
-        // barrier): cp.async here, every thread's share; TMA after this
-        // chunk's wgmmas and decode, so that thread 0's issue is not on
-        // the path to its warpgroup's wgmmas.
-        auto issueCopies = [&] {
-          Value ahead = body.add(i, depth - 1);
-          Value copies = ownsChunk(body, ahead);
-          if (w.tensorMapCopies)
-            copies = body.andI1(copies, thread0);
-          auto copy = scf::IfOp::create(lb, ll, copies,
-                                        /*withElseRegion=*/false);
-          OpBuilder::InsertionGuard guard(lb);
-          lb.setInsertionPointToStart(&copy.getThenRegion().front());
-          Emitter in(lb, ll);
-          if (w.tensorMapCopies)
-            copyByTensorMap(in, ahead);
-          else
-            emitter.copyChunk(in, tokenBlock, thread,
-                              in.add(firstChunk, ahead),
-                              in.rem(ahead, depth), copyRows);
-          if (w.stagedWeights)
-            copyWeightChunk(w, weights, emitter, in, stages, block, thread,
-                            in.add(firstChunk, ahead), in.rem(ahead, depth),
-                            /*onHost=*/false);
-        };
-        if (!w.tensorMapCopies) {
-          issueCopies();
-          NVVM::CpAsyncCommitGroupOp::create(lb, ll);
-        }
-        // Every wgmma input is defined before the fence: ptxas serializes
-        // the wgmmas of a stage whose inputs other instructions define
-        // between them.
-        Value stage = body.rem(i, depth);
-        SmallVector<Value, 4> descriptors;
-        for (int64_t j = 0; j < 4; ++j)
-          descriptors.push_back(
-              emitter.descriptor(body, descriptorBase, stage, j));
-        // Staged weights: this chunk's words from its stage, decoded, then
-        // its wgmmas (and the wait for them).
-        if (w.stagedWeights) {
-          SmallVector<ChunkWords, 2> words =
-              readWeightChunk(w, weights, body, stages, thread,
-                              body.add(firstChunk, i), stage);
-          SmallVector<Value> a = weights.decodeByVote(
-              lb, ll, vote(lb, ll, chunkFolds(weights, body, words)), words);
+  // Chunk `i` (relative) of the loop on the carried values `args`,
+  // returning the next ones. `staticStage`: i % S, where the emission
+  // knows it (the chunk groups below).
+  // The descriptors' base the chunks use: in the chunk groups a copy
+  // made in each group, so that LLVM does not hoist the S x 4 descriptors
+  // of a group out of the loop, each live in its registers throughout.
+  Value stepDescriptorBase = descriptorBase;
+  auto chunkStep = [&](OpBuilder &lb, Location ll, Value i,
+                       std::optional<int64_t> staticStage,
+                       ValueRange args) -> SmallVector<Value> {
+    Emitter body(lb, ll);
+    SmallVector<Value> sums(args.take_front(accumulators));
+    ValueRange fragments = args.slice(accumulators, fragmentCount);
+    ValueRange queue = args.drop_front(accumulators + fragmentCount);
+    SmallVector<ChunkWords, 2> next;
+    if (!w.stagedWeights)
+      next = unflattenChunk(w, queue.take_front(queued));
+    // Stage i has landed (TMA: phase i / S of its mbarrier; cp.async:
+    // at most S - 2 later groups pending) and every warpgroup is done
+    // with chunk i - 1's stage.
+    if (w.tensorMapCopies)
+      tma::waitParity(lb, ll,
+                      body.toI32(body.add(barriersAddress,
+                                          body.mul(body.rem(i, depth), 8))),
+                      body.band(body.toI32(body.div(i, depth)), 1));
+    else
+      NVVM::CpAsyncWaitGroupOp::create(lb, ll, depth - 2);
+    gpu::BarrierOp::create(lb, ll);
+    // Chunk i + S - 1 into chunk i - 1's stage (free since the
+    // barrier): cp.async here, every thread's share; TMA after this
+    // chunk's wgmmas and decode, so that thread 0's issue is not on
+    // the path to its warpgroup's wgmmas.
+    auto issueCopies = [&] {
+      Value ahead = body.add(i, depth - 1);
+      Value copies = ownsChunk(body, ahead);
+      if (w.tensorMapCopies)
+        copies = body.andI1(copies, thread0);
+      auto copy = scf::IfOp::create(lb, ll, copies,
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(lb);
+      lb.setInsertionPointToStart(&copy.getThenRegion().front());
+      Emitter in(lb, ll);
+      if (w.tensorMapCopies) {
+        copyByTensorMap(in, ahead);
+      } else {
+        Value aheadStage = staticStage
+                               ? in.index((*staticStage + depth - 1) % depth)
+                               : in.rem(ahead, depth);
+        emitter.copyChunk(in, tokenBlock, thread, in.add(firstChunk, ahead),
+                          aheadStage, copyRows, staticStage.has_value());
+        if (w.stagedWeights)
+          copyWeightChunk(w, weights, emitter, in, stages, block, thread,
+                          in.add(firstChunk, ahead), aheadStage,
+                          /*onHost=*/false, staticStage.has_value());
+      }
+    };
+    if (!w.tensorMapCopies) {
+      issueCopies();
+      NVVM::CpAsyncCommitGroupOp::create(lb, ll);
+    }
+    // Every wgmma input is defined before the fence: ptxas serializes
+    // the wgmmas of a stage whose inputs other instructions define
+    // between them.
+    Value stage = staticStage ? body.index(*staticStage) : body.rem(i, depth);
+    SmallVector<Value, 4> descriptors;
+    for (int64_t j = 0; j < 4; ++j)
+      descriptors.push_back(
+          emitter.descriptor(body, stepDescriptorBase, stage, j));
+    // Staged weights: this chunk's words from its stage, decoded, then
+    // its wgmmas (and the wait for them).
+    if (w.stagedWeights) {
+      SmallVector<ChunkWords, 2> words = readWeightChunk(
+          w, weights, body, stages, thread, body.add(firstChunk, i), stage);
+      SmallVector<Value> a = weights.decodeByVote(
+          lb, ll, vote(lb, ll, chunkFolds(weights, body, words)), words);
+      return wgmmaStage(lb, ll, sums, a, descriptors);
+    }
+    // Chunk i + D + 1's words load while the wgmmas run (past the last
+    // chunk: the last again, unused).
+    SmallVector<ChunkWords, 2> after = loadChunk(
+        w, weights, emitter, body, block, warp, lane,
+        chunkAt(body, body.add(body.add(firstChunk, i), w.weightDepth + 1)));
+    sums = wgmmaStage(lb, ll, sums, fragments, descriptors);
+    SmallVector<Value> decoded = weights.decodeByVote(
+        lb, ll, vote(lb, ll, chunkFolds(weights, body, next)), next);
+    if (w.overlapDecode) {
+      std::string constraints;
+      for (size_t f = 0; f < fragments.size(); ++f)
+        constraints += f ? ",r" : "r";
+      inlinePtx(lb, ll, Type(), fragments, "wgmma.wait_group.sync.aligned 0;",
+                constraints);
+    }
+    if (w.tensorMapCopies)
+      issueCopies();
+    SmallVector<Value> yielded = sums;
+    yielded.append(decoded);
+    llvm::append_range(yielded, queue.drop_front(queued));
+    yielded.append(flattenChunk(after));
+    return yielded;
+  };
+  auto chunkLoop = [&](Value from, ValueRange initial) {
+    return scf::ForOp::create(
+        b, loc, from, chunkCount, e.index(1), initial,
+        [&](OpBuilder &lb, Location ll, Value i, ValueRange args) {
           scf::YieldOp::create(lb, ll,
-                               wgmmaStage(lb, ll, sums, a, descriptors));
-          return;
-        }
-        // Chunk i + D + 1's words load while the wgmmas run (past the last
-        // chunk: the last again, unused).
-        SmallVector<ChunkWords, 2> after =
-            loadChunk(w, weights, emitter, body, block, warp, lane,
-                      chunkAt(body, body.add(body.add(firstChunk, i),
-                                             w.weightDepth + 1)));
-        sums = wgmmaStage(lb, ll, sums, fragments, descriptors);
-        SmallVector<Value> decoded = weights.decodeByVote(
-            lb, ll, vote(lb, ll, chunkFolds(weights, body, next)), next);
-        if (w.overlapDecode) {
-          std::string constraints;
-          for (size_t f = 0; f < fragments.size(); ++f)
-            constraints += f ? ",r" : "r";
-          inlinePtx(lb, ll, Type(), fragments,
-                    "wgmma.wait_group.sync.aligned 0;", constraints);
-        }
-        if (w.tensorMapCopies)
-          issueCopies();
-        SmallVector<Value> yielded = sums;
-        yielded.append(decoded);
-        llvm::append_range(yielded, queue.drop_front(queued));
-        yielded.append(flattenChunk(after));
-        scf::YieldOp::create(lb, ll, yielded);
-      });
+                               chunkStep(lb, ll, i, std::nullopt, args));
+        });
+  };
+  // Chunk groups (staged weights copied by cp.async, tiling chunk_groups):
+  // the chunks in groups of S, each group's stages known to the emission,
+  // so that the shared addresses of the copies are each thread's own plus
+  // immediates (copyAsyncToShared); then the rest one by one (with the
+  // chunks known, unrolled whole below).
+  const bool chunkGroups = w.chunkGroups;
+  scf::ForOp loop;
+  std::optional<int64_t> knownChunks = getConstantIntValue(chunkCount);
+  if (chunkGroups) {
+    Value groups =
+        knownChunks ? e.index(*knownChunks / depth) : e.div(chunkCount, depth);
+    auto grouped = scf::ForOp::create(
+        b, loc, e.index(0), groups, e.index(1), carried,
+        [&](OpBuilder &lb, Location ll, Value g, ValueRange args) {
+          Emitter x(lb, ll);
+          SmallVector<Value> values(args);
+          stepDescriptorBase =
+              inlinePtx(lb, ll, lb.getI64Type(), descriptorBase,
+                        "mov.b64 $0, $1;", "=l,l")
+                  .getResult(0);
+          for (int64_t s = 0; s < depth; ++s)
+            values = chunkStep(lb, ll, x.add(x.mul(g, depth), s), s, values);
+          stepDescriptorBase = descriptorBase;
+          scf::YieldOp::create(lb, ll, values);
+        });
+    if (knownChunks && *knownChunks % depth == 0)
+      loop = grouped;
+    else
+      loop = chunkLoop(knownChunks ? e.index(*knownChunks / depth * depth)
+                                   : e.mul(groups, depth),
+                       grouped.getResults());
+  } else {
+    loop = chunkLoop(e.index(0), carried);
+  }
   SmallVector<Value> sums(loop.getResults().take_front(accumulators));
   const int64_t n = w.tokens / 2;
   auto storeSums = [&](Emitter &at, ArrayRef<Value> all) {
@@ -1381,7 +1481,10 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   // (leaving a loop of at most one chunk, which ptxas takes).
   const int64_t unroll =
       w.overlapDecode ? std::max<int64_t>(2, w.weightDepth) : w.weightDepth;
-  if (unroll > 1) {
+  if (chunkGroups) {
+    if (knownChunks && *knownChunks % depth)
+      (void)loopUnrollFull(loop);
+  } else if (unroll > 1) {
     FailureOr<UnrolledLoopInfo> unrolled = loopUnrollByFactor(loop, unroll);
     if (w.overlapDecode && succeeded(unrolled) && unrolled->epilogueLoopOp) {
       scf::ForOp remainder = *unrolled->epilogueLoopOp;
@@ -1818,11 +1921,15 @@ static void emitWgmmaEmulation(OpBuilder &b, MixedMatmulStorageOp op,
     } else {
       OpBuilder::InsertionGuard inner(b);
       Value thread = upTo(w.threads());
+      // The copies' shared bytes as the chunk groups address them (each
+      // thread's own plus offsets of the stage, the unit and the tile):
+      // the same bytes as the rolled loop's, checked here.
       emitter.copyChunk(e, tokenBlock, thread, chunk, stage,
-                        emitter.copyRows(e, tokenBlock, thread));
+                        emitter.copyRows(e, tokenBlock, thread),
+                        /*stageOffsets=*/true);
       if (w.stagedWeights)
         copyWeightChunk(w, weights, emitter, e, stages, block, thread, chunk,
-                        stage, /*onHost=*/true);
+                        stage, /*onHost=*/true, /*stageOffsets=*/true);
     }
     {
       OpBuilder::InsertionGuard inner(b);

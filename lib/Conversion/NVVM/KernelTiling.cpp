@@ -187,6 +187,7 @@ FailureOr<MixedMatmulOptions> mlir::microscale::getMatmulTiling(Operation *op) {
   reader.choice("weight_copies", {"chosen", "registers", "shared"},
                 weightCopies);
   tiling.weightCopies = static_cast<WeightCopies>(weightCopies);
+  reader.boolean("chunk_groups", tiling.chunkGroups);
   if (failed(reader.finish()))
     return failure();
   reader.check("max_registers", tiling.maxRegisters, 0, 255);
@@ -280,6 +281,7 @@ struct SetTilingPass
         if (matmulWeightCopies.hasValue())
           entries.push_back(b.getNamedAttr(
               "weight_copies", b.getStringAttr(matmulWeightCopies)));
+        boolean("chunk_groups", matmulChunkGroups);
       } else {
         return;
       }

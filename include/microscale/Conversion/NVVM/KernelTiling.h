@@ -131,6 +131,13 @@ struct MixedMatmulOptions {
            decodeOverlap != DecodeOverlap::Chosen ||
            weightCopies != WeightCopies::Chosen;
   }
+
+  /// wgmma kernel with the weight's words in shared memory by cp.async:
+  /// the chunk loop in groups of its stages, each copy's shared address
+  /// the thread's own plus an immediate. Code generation only, not a
+  /// tiling (hasTiling leaves the plan to the planner), and not the
+  /// default until measured (docs/performance.md, "Chunk groups").
+  bool chunkGroups = false;
 };
 
 /// The explicit tiling on `op`, or the defaults where it has none; failure,

@@ -142,7 +142,9 @@ def MicroscaleNVVMOutlineMatmul
     the dense form's of 9 to 16 unless `weight_stages` is given, registers
     elsewhere),
     `cluster_split_k` (the wgmma kernel: blocks of a cluster splitting K,
-    1 to 8; 0: chosen); a tiling the kernel cannot take is reported at the op
+    1 to 8; 0: chosen), `chunk_groups` (the wgmma kernel with `weight_copies`
+    shared: the chunk loop in groups of its stages, the copies' shared
+    addresses each thread's own plus immediates; false by default); a tiling the kernel cannot take is reported at the op
     with what would fit. A `scaled_matmul_storage` left by
     `microscale-nvvm-outline-scaled-matmul` is reported.
   }];
@@ -335,6 +337,13 @@ def MicroscaleNVVMSetTiling
            "or chosen (shared on the ragged form's tiles of 32 to 64 "
            "tokens and the dense form's of 9 to 16, registers "
            "elsewhere)">,
+    Option<"matmulChunkGroups", "matmul-chunk-groups", "bool",
+           /*default=*/"false",
+           "mixed_matmul, the Hopper-layout wgmma kernel with the weight's "
+           "words in shared memory (weight_copies shared): the chunk loop "
+           "in groups of its stages, each cp.async's shared address the "
+           "thread's own plus an immediate (off by default: not yet "
+           "measured)">,
     Option<"matmulClusterSplitK", "matmul-cluster-split-k", "int64_t",
            /*default=*/"0",
            "mixed_matmul, the Hopper-layout wgmma kernel: blocks of a "

@@ -55,9 +55,9 @@ constexpr int64_t kMaxBounceBytes = int64_t(256) << 10;
 /// Bands through buffers walked together (emitBlockConversion).
 constexpr int64_t kBandsPerGroup = 2;
 /// Bands that read the same source lines (bandsWalkedTogether) are walked
-/// in groups that read this many consecutive bytes of each source row
-/// (where rows are at least that far apart; else not together). A line at
-/// a time would already read each line from memory once, but rows a
+/// together where the source rows are at least this far apart and each
+/// band reads less of a row than this (else band after band): a line at a
+/// time would already read each line from memory once, but rows a
 /// multiple of 1 KiB apart then read one line per row, in an order of DRAM
 /// pages that measured up to twice as slow as a kilobyte per row
 /// (docs/performance.md).
@@ -1241,10 +1241,11 @@ public:
     this->masks = masks;
     // Blocks of a band usually walk across the source's rows, which the
     // hardware prefetchers (that follow runs within a page) do not foresee:
-    // ask for the source lines of the block kPrefetchBlocks ahead. A
-    // prefetch past the buffer's end does not fault.
-    if (plan.blocksPerBand > 1) {
-      Value ahead = offset(sourceBase, kPrefetchBlocks * plan.sourceInnerStride);
+    // ask for the source lines of the block kPrefetchBlocks ahead in the
+    // walk (the band's next blocks, or where bands are walked together the
+    // next bands' blocks). A prefetch past the buffer's end does not fault.
+    if (plan.blocksPerBand > 1 || walkAlongBands) {
+      Value ahead = offset(sourceBase, kPrefetchBlocks * sourceStep());
       llvm::SmallDenseSet<int64_t> lines;
       for (const auto &access : plan.loads)
         for (int64_t o : access.offsets)
@@ -1273,7 +1274,7 @@ public:
                              plan.destInnerStride})
         while (alignment > 1 && stride % alignment)
           alignment /= 2;
-      Value ahead = offset(destBase, kPrefetchBlocks * plan.destInnerStride);
+      Value ahead = offset(destBase, kPrefetchBlocks * destStep());
       llvm::SmallDenseSet<int64_t> asked;
       auto prefetch = [&](int64_t at) {
         if (asked.insert(at).second)
@@ -1550,8 +1551,19 @@ public:
   /// Whether to prefetch the destination lines of the blocks ahead (not
   /// where the blocks write a band buffer, which stays in the cache).
   bool prefetchDestination = true;
+  /// Whether the blocks come band after band at one inner index (bands
+  /// walked together), so that the block after this one is the next
+  /// band's: what the prefetches ask for.
+  bool walkAlongBands = false;
 
 private:
+  int64_t sourceStep() const {
+    return walkAlongBands ? plan.sourceBandStride : plan.sourceInnerStride;
+  }
+  int64_t destStep() const {
+    return walkAlongBands ? plan.destBandStride : plan.destInnerStride;
+  }
+
   OpBuilder &b;
   Location loc;
   const BlockConversionPlan &plan;
@@ -1732,8 +1744,7 @@ mlir::microscale::bandsWalkedTogether(const BlockConversionPlan &plan,
   const int64_t width = sourceRowWidth(plan, pitch / 2);
   if (!width || width >= kGroupRowBytes || plan.sourceBandStride != width)
     return 1;
-  return std::max<int64_t>(
-      1, std::min<int64_t>(kGroupRowBytes / width, plan.bandsPerBatch));
+  return plan.bandsPerBatch;
 }
 
 void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
@@ -1950,6 +1961,7 @@ void mlir::microscale::emitBlockConversion(OpBuilder &builder, Location loc,
                     jb, loc, at.source, mul(jb, inner, plan.sourceInnerStride));
                 BlockEmitter emitter(jb, loc, plan);
                 emitter.target = target;
+                emitter.walkAlongBands = group > 1 && !bounce;
                 if (bounce) {
                   emitter.prefetchDestination = false;
                   emitter.emitBlock(

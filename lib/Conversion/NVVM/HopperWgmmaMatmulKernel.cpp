@@ -513,6 +513,15 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
 }
 
 namespace {
+/// The shared byte offset `stage` x `stageBytes` + `extra` of a copy
+/// addressed from the thread's own slot (copyAsyncToShared): a constant
+/// where the stage is one (its immediate), else computed.
+Value stageOffset(Emitter &at, Value stage, int64_t stageBytes, int64_t extra) {
+  if (std::optional<int64_t> constant = getConstantIntValue(stage))
+    return at.index(*constant * stageBytes + extra);
+  return at.add(at.mul(stage, stageBytes), extra);
+}
+
 /// The kernel's parts beyond the per-lane weight: the activation copies,
 /// the wgmma descriptors, the wgmma and the epilogue.
 class WgmmaEmitter {
@@ -636,13 +645,9 @@ public:
         source = at.add(at.select(inside, rowBase, at.index(0)), k);
       }
       if (stageOffsets) {
-        const int64_t unitOffset = w.threads() * i * kRowBytes / 8;
-        std::optional<int64_t> constant = getConstantIntValue(stage);
-        Value offset = constant
-                           ? at.index(*constant * w.stageBytes() + unitOffset)
-                           : at.add(at.mul(stage, w.stageBytes()), unitOffset);
         copyActivationUnit(at, stages, ownDest, lhs, source, inside, onHost,
-                           offset);
+                           stageOffset(at, stage, w.stageBytes(),
+                                       w.threads() * i * kRowBytes / 8));
         continue;
       }
       Value dest = swizzled(at, stage, row, part);
@@ -907,21 +912,17 @@ void copyWeightChunk(const WgmmaPlan &w, const HopperMatmulEmitter &weights,
     return;
   }
   // weightSlots is linear in the stage and the tile.
-  std::optional<int64_t> constantStage = getConstantIntValue(stage);
   auto [ownValues, ownScales] = weightSlots(w, at, at.index(0), thread, 0);
   for (int64_t c = 0; c < w.groupTiles; ++c) {
-    auto offset = [&](int64_t tileBytes) -> Value {
-      if (constantStage)
-        return at.index(*constantStage * w.weightStageBytes() + c * tileBytes);
-      return at.add(at.mul(stage, w.weightStageBytes()), c * tileBytes);
-    };
     Value tile = emitter.columnTile(at, block, warp, c);
-    copyBytes(at, stages, ownValues, weights.valueImage(),
-              weights.valueOffset(at, tile, lane, chunk), 16, onHost,
-              offset(16 * w.threads()));
-    copyBytes(at, stages, ownScales, weights.scaleImage(),
-              weights.scaleOffset(at, tile, lane, chunk), 4, onHost,
-              offset(4 * w.threads()));
+    copyBytes(
+        at, stages, ownValues, weights.valueImage(),
+        weights.valueOffset(at, tile, lane, chunk), 16, onHost,
+        stageOffset(at, stage, w.weightStageBytes(), c * 16 * w.threads()));
+    copyBytes(
+        at, stages, ownScales, weights.scaleImage(),
+        weights.scaleOffset(at, tile, lane, chunk), 4, onHost,
+        stageOffset(at, stage, w.weightStageBytes(), c * 4 * w.threads()));
   }
 }
 
@@ -1264,13 +1265,13 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
       NVVM::WgmmaWaitGroupSyncOp::create(sb, sl, 0);
     return sums;
   };
-  // Chunk `i` (relative) of the loop on the carried values `args`,
-  // returning the next ones. `staticStage`: i % S, where the emission
-  // knows it (the chunk groups below).
   // The descriptors' base the chunks use: in the chunk groups a copy
   // made in each group, so that LLVM does not hoist the S x 4 descriptors
   // of a group out of the loop, each live in its registers throughout.
   Value stepDescriptorBase = descriptorBase;
+  // Chunk `i` (relative) of the loop on the carried values `args`,
+  // returning the next ones. `staticStage`: i % S, where the emission
+  // knows it (the chunk groups below).
   auto chunkStep = [&](OpBuilder &lb, Location ll, Value i,
                        std::optional<int64_t> staticStage,
                        ValueRange args) -> SmallVector<Value> {
@@ -1377,10 +1378,9 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   // so that the shared addresses of the copies are each thread's own plus
   // immediates (copyAsyncToShared); then the rest one by one (with the
   // chunks known, unrolled whole below).
-  const bool chunkGroups = w.chunkGroups;
   scf::ForOp loop;
   std::optional<int64_t> knownChunks = getConstantIntValue(chunkCount);
-  if (chunkGroups) {
+  if (w.chunkGroups) {
     Value groups =
         knownChunks ? e.index(*knownChunks / depth) : e.div(chunkCount, depth);
     auto grouped = scf::ForOp::create(
@@ -1481,7 +1481,7 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
   // (leaving a loop of at most one chunk, which ptxas takes).
   const int64_t unroll =
       w.overlapDecode ? std::max<int64_t>(2, w.weightDepth) : w.weightDepth;
-  if (chunkGroups) {
+  if (w.chunkGroups) {
     if (knownChunks && *knownChunks % depth)
       (void)loopUnrollFull(loop);
   } else if (unroll > 1) {

@@ -483,19 +483,21 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
       w.stages = std::min(w.stages,
                           shared / (w.stageBytes() + w.weightStageBytes()));
   }
-  // Code generation of staged chunks: only where the words are staged.
-  for (auto [key, asked, planned] :
-       {std::tuple{"chunk_groups", options.chunkGroups, &w.chunkGroups},
-        std::tuple{"stepped_decode", options.steppedDecode,
-                   &w.steppedDecode}}) {
-    if (!asked)
-      continue;
+  if (options.chunkGroups) {
     if (!w.stagedWeights)
       return op.emitOpError()
-             << "tiling " << key
-             << " needs the weight's words in shared memory (weight_copies "
-                "= \"shared\"), which this plan keeps in registers";
-    *planned = true;
+             << "tiling chunk_groups needs the weight's words in shared "
+                "memory (weight_copies = \"shared\"), which this plan keeps "
+                "in registers";
+    w.chunkGroups = true;
+  }
+  if (options.steppedDecode) {
+    if (!w.stagedWeights)
+      return op.emitOpError()
+             << "tiling stepped_decode needs the weight's words in shared "
+                "memory (weight_copies = \"shared\"), which this plan keeps "
+                "in registers";
+    w.steppedDecode = true;
   }
   if (w.stages < 2 ||
       w.stages * (w.stageBytes() + w.weightStageBytes()) > shared)

@@ -6,7 +6,7 @@
 # With "hopper", the Hopper-layout kernels (decode and wgmma) beside the
 # K-major one; with "wgmma", only the cases above 16 rows and the dynamic
 # ones; with "wgmma-ab", the wgmma kernel's default plans on real shapes,
-# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "wave-sweep", token tiles and K splits at M = 1000 and 256; with "tile-ab", the planner's tiles above a few hundred rows against 128-token ones; with "dynamic-ab", rows known at run time above 256: every tile the host code chooses between, beside the static plan; with "hopper-cases", the Hopper-layout cases listed in HOPPER_CASES (KEEP_GOING=1: refused cases skipped); with "kmajor-cases", the K-major cases listed in KMAJOR_CASES; with "hopper-split-sweep", the cluster split of K at M = 64, 130 and 256 on eight shapes beside the planner's kernels; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not; "weight-copies-ab": the weight's words in registers against in shared memory; "chunk-groups-ab": the chunk loop in groups of its stages against the rolled one; "stepped-decode-ab": the staged chunk decoded step by step, with and without chunk groups, against the default; "moe-cases": the ragged cases listed in MOE_CASES). With "sweep", the decode shapes instead, at several tilings; with "check",
+# dense and MoE (two compilers' folders timed in one call: an A/B); with "planner-ab", the default plans against those before the overlapped decode, from one compiler; with "overlap-sweep", the overlapped decode forced beyond the planner's choice; with "large-tile-sweep", 192- and 256-token tiles and three warpgroups above a few hundred rows; with "wave-sweep", token tiles and K splits at M = 1000 and 256; with "tile-ab", the planner's tiles above a few hundred rows against 128-token ones; with "dynamic-ab", rows known at run time above 256: every tile the host code chooses between, beside the static plan; with "hopper-cases", the Hopper-layout cases listed in HOPPER_CASES (KEEP_GOING=1: refused cases skipped); with "kmajor-cases", the K-major cases listed in KMAJOR_CASES; with "hopper-split-sweep", the cluster split of K at M = 64, 130 and 256 on eight shapes beside the planner's kernels; with "moe", the ragged (MoE) cases in the Hopper layouts ("decode": the decode kernel on real shapes, "decode-sweep" its tilings, "decode-depth" its chunks ahead; "moe-sweep": tilings of gpt-oss mlp1; "moe-dynamic": one compile with rows known at run time; "moe-decode": decode steps, registers capped or not; "weight-copies-ab": the weight's words in registers against in shared memory; "chunk-groups-ab": the chunk loop in groups of its stages against the rolled one; "moe-cases": the ragged cases listed in MOE_CASES). With "sweep", the decode shapes instead, at several tilings; with "check",
 # only small shapes (for the GPU checks: run-sanitizers-on-h200.sh,
 # stream-check); with "split-sweep", the gpt-oss decode shapes at several
 # explicit splits of K (the planner's choice against its neighbours).
@@ -757,21 +757,6 @@ elif [ "$mode" = weight-copies-ab ]; then
     emit_hopper_moe 2048 2880 5760 128 512 "$options"
     emit_hopper_moe 512 1504 1000 32 128 "$options"
     for mkn in "32 2880 5760" "48 2880 2880" "32 8192 8192" "40 1504 1000"; do
-      # shellcheck disable=SC2086
-      emit_hopper $mkn 0 0 0 0 0 0 0 0 "$options"
-    done
-  done
-elif [ "$mode" = stepped-decode-ab ]; then
-  # The wgmma kernel's staged-weight chunk decoded step by step (tiling
-  # stepped_decode: each 16-K step's decode right before its wgmmas, its
-  # own commit group), with and without the chunk groups, against the
-  # default, on the plans that stage the weight's words by default.
-  for options in "" "matmul-stepped-decode=true" "matmul-stepped-decode=true matmul-chunk-groups=true"; do
-    emit_hopper_moe 512 2880 5760 32 128 "$options"
-    emit_hopper_moe 512 2880 2880 32 128 "$options"
-    emit_hopper_moe 2048 2880 5760 128 512 "$options"
-    emit_hopper_moe 512 1504 1000 32 128 "$options"
-    for mkn in "16 2880 5760" "12 2880 2880" "16 8192 8192" "16 1504 1000"; do
       # shellcheck disable=SC2086
       emit_hopper $mkn 0 0 0 0 0 0 0 0 "$options"
     done

@@ -439,35 +439,17 @@ public:
                                  at.i32(0));
   }
 
-  /// The folded decode's multipliers of each column group of `d`
-  /// (ScaledWordDecoder::foldedLanes): computed once where several
-  /// decodes of single steps share them.
-  using FoldedLanes = SmallVector<std::pair<Value, Value>, 1>;
-  FoldedLanes foldedLanes(OpBuilder &b, Location loc,
-                          const ChunkWords &d) const {
-    ScaledWordDecoder decoder(b, loc, /*fold=*/true);
-    decoder.onHost = onHost;
-    FoldedLanes lanes;
-    for (int64_t cg = 0; cg < p.columnGroups; ++cg)
-      lanes.push_back(decoder.foldedLanes(d.scale[cg]));
-    return lanes;
-  }
-
+  /// The A fragments of `d`: [columnGroup][step j][register a0..a3].
   /// The A fragments of every tile of `words`, in order: the folded
   /// decode where `fast` (the warp's vote), else the exact one; a branch
-  /// that yields them. With `step` (0-3), only that 16-K step's, the
-  /// folded decode's multipliers `lanes` (one per tile of `words`).
+  /// that yields them.
   SmallVector<Value> decodeByVote(OpBuilder &b, Location loc, Value fast,
-                                  ArrayRef<ChunkWords> words,
-                                  std::optional<int64_t> step = {},
-                                  ArrayRef<FoldedLanes> lanes = {}) const {
+                                  ArrayRef<ChunkWords> words) const {
     auto decodeAll = [&](bool folded) {
       return [&, folded](OpBuilder &rb, Location rl) {
         SmallVector<Value> all;
-        for (auto [i, d] : llvm::enumerate(words))
-          llvm::append_range(all,
-                             decode(rb, rl, d, folded, step,
-                                    lanes.empty() ? FoldedLanes() : lanes[i]));
+        for (const ChunkWords &d : words)
+          llvm::append_range(all, decode(rb, rl, d, folded));
         scf::YieldOp::create(rb, rl, all);
       };
     };
@@ -476,12 +458,8 @@ public:
     return SmallVector<Value>(branch.getResults());
   }
 
-  /// The A fragments of `d`: [columnGroup][step j][register a0..a3]; with
-  /// `step`, only step `*step`'s: [columnGroup][register]. `lanes`: the
-  /// folded decode's multipliers (foldedLanes), else computed here.
   SmallVector<Value> decode(OpBuilder &b, Location loc, const ChunkWords &d,
-                            bool folded, std::optional<int64_t> step = {},
-                            const FoldedLanes &lanes = {}) const {
+                            bool folded) const {
     Emitter at(b, loc);
     ScaledWordDecoder decoder(b, loc, /*fold=*/folded);
     decoder.onHost = onHost;
@@ -491,21 +469,17 @@ public:
       // Folded: bytes 0 and 2 are the lanes of the even register, 1 and 3
       // of the odd one, so step j takes lane j / 2 of both.
       if (folded) {
-        auto [evenLanes, oddLanes] =
-            lanes.empty() ? decoder.foldedLanes(d.scale[cg]) : lanes[cg];
+        auto [evenLanes, oddLanes] = decoder.foldedLanes(d.scale[cg]);
         for (int64_t j = 0; j < 4; ++j)
-          if (!step || *step == j)
-            llvm::append_range(fragments, decoder.decodeFoldedLanes(
-                                              d.weight[4 * cg + j], evenLanes,
-                                              oddLanes, j / 2));
+          llvm::append_range(fragments, decoder.decodeFoldedLanes(
+                                            d.weight[4 * cg + j], evenLanes,
+                                            oddLanes, j / 2));
         continue;
       }
       SmallVector<Value, 4> codes;
       for (int64_t byte = 0; byte < 4; ++byte)
         codes.push_back(at.band(at.shr(d.scale[cg], 8 * byte), 0xFF));
       for (int64_t j = 0; j < 4; ++j) {
-        if (step && *step != j)
-          continue;
         const int64_t even = 2 * (j / 2), odd = even + 1;
         llvm::append_range(fragments,
                            decoder.decodeExact(d.weight[4 * cg + j],

@@ -130,10 +130,6 @@ struct WgmmaPlan {
   // Staged weights: the chunk loop in groups of the stages, each group's
   // stages known to the emission (MixedMatmulOptions::chunkGroups).
   bool chunkGroups = false;
-  // Staged weights: each 16-K step of a chunk decoded right before its
-  // wgmmas, in a commit group of its own (MixedMatmulOptions::
-  // steppedDecode).
-  bool steppedDecode = false;
 
   int64_t stageWords() const {
     return stages * (stageBytes() + weightStageBytes()) / 4;
@@ -490,14 +486,6 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
                 "memory (weight_copies = \"shared\"), which this plan keeps "
                 "in registers";
     w.chunkGroups = true;
-  }
-  if (options.steppedDecode) {
-    if (!w.stagedWeights)
-      return op.emitOpError()
-             << "tiling stepped_decode needs the weight's words in shared "
-                "memory (weight_copies = \"shared\"), which this plan keeps "
-                "in registers";
-    w.steppedDecode = true;
   }
   if (w.stages < 2 ||
       w.stages * (w.stageBytes() + w.weightStageBytes()) > shared)
@@ -1277,45 +1265,6 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
       NVVM::WgmmaWaitGroupSyncOp::create(sb, sl, 0);
     return sums;
   };
-  // Stepped decode: step j's fragments decoded (the vote's branch per
-  // step), fenced (their registers written since the last wgmma), their
-  // wgmmas committed as group j; step j + 1's decode issues while group j
-  // runs. Every step's fragments stay live until the one wait at the end
-  // (its inline PTX takes them as operands), as the overlapped decode's
-  // do: a later step's fragments then never take an earlier step's
-  // registers while its wgmmas may still read them, which ptxas answers
-  // by serializing the wgmmas (C7513).
-  auto steppedStage = [&](OpBuilder &sb, Location sl, ArrayRef<Value> start,
-                          Value fast, ArrayRef<ChunkWords> words,
-                          ArrayRef<Value> descriptors) {
-    SmallVector<Value> sums(start);
-    SmallVector<Value> live;
-    const int64_t n = w.tokens / 2;
-    // The folded decode's multipliers once for the four steps (the exact
-    // decode, taken where a scale code is 128 or more, ignores them).
-    SmallVector<HopperMatmulEmitter::FoldedLanes, 2> lanes;
-    for (const ChunkWords &d : words)
-      lanes.push_back(weights.foldedLanes(sb, sl, d));
-    for (int64_t j = 0; j < 4; ++j) {
-      SmallVector<Value> a =
-          weights.decodeByVote(sb, sl, fast, words, j, lanes);
-      NVVM::WgmmaFenceAlignedOp::create(sb, sl);
-      for (int64_t c = 0; c < w.groupTiles; ++c) {
-        SmallVector<Value> updated =
-            emitter.mma(sb, sl, ArrayRef<Value>(sums).slice(c * n, n),
-                        ArrayRef<Value>(a).slice(4 * c, 4), descriptors[j]);
-        std::copy(updated.begin(), updated.end(), sums.begin() + c * n);
-      }
-      NVVM::WgmmaGroupSyncAlignedOp::create(sb, sl);
-      llvm::append_range(live, a);
-    }
-    std::string constraints;
-    for (size_t f = 0; f < live.size(); ++f)
-      constraints += f ? ",r" : "r";
-    inlinePtx(sb, sl, Type(), live, "wgmma.wait_group.sync.aligned 0;",
-              constraints);
-    return sums;
-  };
   // The descriptors' base the chunks use: in the chunk groups a copy
   // made in each group, so that LLVM does not hoist the S x 4 descriptors
   // of a group out of the loop, each live in its registers throughout.
@@ -1389,10 +1338,8 @@ static gpu::GPUFuncOp buildWgmmaKernel(MixedMatmulStorageOp op,
     if (w.stagedWeights) {
       SmallVector<ChunkWords, 2> words = readWeightChunk(
           w, weights, body, stages, thread, body.add(firstChunk, i), stage);
-      Value fast = vote(lb, ll, chunkFolds(weights, body, words));
-      if (w.steppedDecode)
-        return steppedStage(lb, ll, sums, fast, words, descriptors);
-      SmallVector<Value> a = weights.decodeByVote(lb, ll, fast, words);
+      SmallVector<Value> a = weights.decodeByVote(
+          lb, ll, vote(lb, ll, chunkFolds(weights, body, words)), words);
       return wgmmaStage(lb, ll, sums, a, descriptors);
     }
     // Chunk i + D + 1's words load while the wgmmas run (past the last

@@ -188,7 +188,6 @@ FailureOr<MixedMatmulOptions> mlir::microscale::getMatmulTiling(Operation *op) {
                 weightCopies);
   tiling.weightCopies = static_cast<WeightCopies>(weightCopies);
   reader.boolean("chunk_groups", tiling.chunkGroups);
-  reader.boolean("stepped_decode", tiling.steppedDecode);
   if (failed(reader.finish()))
     return failure();
   reader.check("max_registers", tiling.maxRegisters, 0, 255);
@@ -283,7 +282,6 @@ struct SetTilingPass
           entries.push_back(b.getNamedAttr(
               "weight_copies", b.getStringAttr(matmulWeightCopies)));
         boolean("chunk_groups", matmulChunkGroups);
-        boolean("stepped_decode", matmulSteppedDecode);
       } else {
         return;
       }

@@ -117,13 +117,3 @@ func.func @chunk_groups(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref
   microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {chunk_groups = 1 : i64}} : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
   return
 }
-
-// -----
-
-// The wgmma matmul's stepped decode: a boolean.
-!w = !microscale.qtensor<64x16, mxfp4, axis = 0, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
-func.func @stepped_decode(%a: memref<65x64xbf16>, %v: memref<16384xi8>, %s: memref<256xi8>, %g: f32, %o: memref<65x16xbf16>) {
-  // expected-error @+1 {{tiling stepped_decode must be true or false}}
-  microscale.mixed_matmul_storage %a times (%v, %s, %g) into %o {microscale.tiling = {stepped_decode = "yes"}} : memref<65x64xbf16>, !w, memref<16384xi8>, memref<256xi8>, memref<65x16xbf16>
-  return
-}

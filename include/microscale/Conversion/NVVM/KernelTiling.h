@@ -138,12 +138,6 @@ struct MixedMatmulOptions {
   /// tiling (hasTiling leaves the plan to the planner), and not the
   /// default until measured (docs/performance.md, "Chunk groups").
   bool chunkGroups = false;
-  /// wgmma kernel with the weight's words in shared memory: each of a
-  /// chunk's four 16-K steps decoded right before its wgmmas, committed
-  /// as a group of its own, so that the next step's decode issues while
-  /// they run. Code generation only, as chunkGroups, and not the default
-  /// until measured (docs/performance.md, "Stepped decode").
-  bool steppedDecode = false;
 };
 
 /// The explicit tiling on `op`, or the defaults where it has none; failure,

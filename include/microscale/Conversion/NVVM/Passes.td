@@ -144,10 +144,7 @@ def MicroscaleNVVMOutlineMatmul
     `cluster_split_k` (the wgmma kernel: blocks of a cluster splitting K,
     1 to 8; 0: chosen), `chunk_groups` (the wgmma kernel with `weight_copies`
     shared: the chunk loop in groups of its stages, the copies' shared
-    addresses each thread's own plus immediates; false by default),
-    `stepped_decode` (the wgmma kernel with `weight_copies` shared: each
-    16-K step of a chunk decoded right before its wgmmas, in a commit group
-    of its own; false by default); a tiling the kernel cannot take is reported at the op
+    addresses each thread's own plus immediates; false by default); a tiling the kernel cannot take is reported at the op
     with what would fit. A `scaled_matmul_storage` left by
     `microscale-nvvm-outline-scaled-matmul` is reported.
   }];
@@ -347,13 +344,6 @@ def MicroscaleNVVMSetTiling
            "in groups of its stages, each cp.async's shared address the "
            "thread's own plus an immediate (off by default: not yet "
            "measured)">,
-    Option<"matmulSteppedDecode", "matmul-stepped-decode", "bool",
-           /*default=*/"false",
-           "mixed_matmul, the Hopper-layout wgmma kernel with the weight's "
-           "words in shared memory (weight_copies shared): each of a "
-           "chunk's four 16-K steps decoded right before its wgmmas and "
-           "committed as its own group, the next step's decode issued "
-           "while they run (off by default: not yet measured)">,
     Option<"matmulClusterSplitK", "matmul-cluster-split-k", "int64_t",
            /*default=*/"0",
            "mixed_matmul, the Hopper-layout wgmma kernel: blocks of a "

@@ -764,11 +764,12 @@ elif [ "$mode" = weight-copies-ab ]; then
 elif [ "$mode" = chunk-groups-ab ]; then
   # The wgmma kernel's chunk loop in groups of its stages (tiling
   # chunk_groups: the copies' shared addresses each thread's own plus
-  # immediates) against the rolled loop, on every plan that stages the
+  # immediates; the default on the dense form) against the rolled loop
+  # (the ragged form's default), on every plan that stages the
   # weight's words in shared memory by default: the ragged form's 32- to
   # 64-token tiles and the dense form's tiles of 9 to 16 rows, shapes
   # whose N is not a multiple of the block's columns among them.
-  for options in "" "matmul-chunk-groups=true"; do
+  for options in "matmul-chunk-groups=false" "matmul-chunk-groups=true"; do
     emit_hopper_moe 512 2880 5760 32 128 "$options"
     emit_hopper_moe 512 2880 2880 32 128 "$options"
     emit_hopper_moe 2048 2880 5760 128 512 "$options"

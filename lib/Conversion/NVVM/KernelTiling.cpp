@@ -39,6 +39,13 @@ public:
     }
   }
   void boolean(StringRef key, bool &value) {
+    std::optional<bool> given;
+    boolean(key, given);
+    if (given)
+      value = *given;
+  }
+  /// A boolean left unset where the tiling does not give it.
+  void boolean(StringRef key, std::optional<bool> &value) {
     known.push_back(key);
     if (!dictionary)
       return;

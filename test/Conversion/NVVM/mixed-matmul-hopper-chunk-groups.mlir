@@ -7,17 +7,23 @@
 // loop for what is left). In a group every copy's shared address is the
 // thread's own register plus an immediate (the stage's, the unit's and the
 // tile's bytes), where the rolled loop computes each from the chunk's
-// stage. Off by default: the default plans' PTX is the rolled loop's. The
-// same addresses as offsets are what the host emulation computes
-// (HopperLayoutMatmulOnHost, every staged plan), checked against float64.
+// stage. By default the dense form takes the groups and the ragged form
+// the rolled loop (as timed: docs/performance.md, "Chunk groups timed");
+// `false` rolls both. The same addresses as offsets are what the host
+// emulation computes (HopperLayoutMatmulOnHost, every staged plan),
+// checked against float64.
 // RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-chunk-groups=true},microscale-gpu-to-ptx)" > %t.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.mlir %t
 // RUN: FileCheck %s --check-prefix=GROUPS --input-file %t/microscale_kernels.ptx
 // RUN: %if ptxas %{ %ptxas -v -arch=sm_90a %t/microscale_kernels.ptx -o %t/kernels.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// RUN: mx-opt %s --microscale-gpu-to-ptx > %t.rolled.mlir
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-chunk-groups=false},microscale-gpu-to-ptx)" > %t.rolled.mlir
 // RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.rolled.mlir %t/rolled
 // RUN: FileCheck %s --check-prefix=ROLLED --input-file %t/rolled/microscale_kernels.ptx
+// RUN: mx-opt %s --microscale-gpu-to-ptx > %t.default.mlir
+// RUN: %python %microscale_src_root/tools/scripts/extract-ptx.py %t.default.mlir %t/default
+// RUN: FileCheck %s --check-prefix=DEFAULT --input-file %t/default/microscale_kernels.ptx
 // RUN: not mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-chunk-groups=true matmul-weight-copies=registers},microscale-nvvm-outline-kernels)" 2>&1 | FileCheck %s --check-prefix=REGISTERS
+// RUN: mx-opt %s --pass-pipeline="builtin.module(microscale-nvvm-set-tiling{matmul-chunk-groups=false matmul-weight-copies=registers},microscale-nvvm-outline-kernels)" -o /dev/null
 
 !w = !microscale.qtensor<32x2880x5760, mxfp4, axis = 1, values = #microscale.hopper_value<mx_axis = -2, mma_version = 3>, scales = #microscale.hopper_scale<mx_axis = -2, num_warps = 4>>
 func.func @moe(%a: memref<128x2880xbf16>, %v: memref<277348352xi8>, %s: memref<16588800xi8>, %g: f32, %o: memref<512x5760xbf16>, %off: memref<32xi32>, %cnt: memref<32xi32>, %ga: memref<512xi32>, %sc: memref<512xi32>) {
@@ -55,6 +61,11 @@ func.func @dense(%a: memref<16x8192xbf16>, %v: memref<33554432xi8>, %s: memref<2
 
 // ROLLED: cp.async.cg.shared.global [%rd
 // ROLLED-NOT: shared.global [%r{{[0-9]+}}+
+
+// DEFAULT-LABEL: .entry mixed_matmul_wgmma_0(
+// DEFAULT-NOT: shared.global [%r{{[0-9]+}}+
+// DEFAULT-LABEL: .entry mixed_matmul_wgmma_1(
+// DEFAULT: cp.async.cg.shared.global [%r{{[0-9]+}}+{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
 
 // PTXAS-NOT: C7513
 // PTXAS: Used {{[0-9]+}} registers

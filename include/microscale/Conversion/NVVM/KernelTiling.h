@@ -134,10 +134,11 @@ struct MixedMatmulOptions {
 
   /// wgmma kernel with the weight's words in shared memory by cp.async:
   /// the chunk loop in groups of its stages, each copy's shared address
-  /// the thread's own plus an immediate. Code generation only, not a
-  /// tiling (hasTiling leaves the plan to the planner), and not the
-  /// default until measured (docs/performance.md, "Chunk groups").
-  bool chunkGroups = false;
+  /// the thread's own plus an immediate (true), or rolled (false); unset:
+  /// groups on the dense form, rolled on the ragged one (docs/
+  /// performance.md, "Chunk groups timed"). Code generation only, not a
+  /// tiling (hasTiling leaves the plan to the planner).
+  std::optional<bool> chunkGroups;
 };
 
 /// The explicit tiling on `op`, or the defaults where it has none; failure,

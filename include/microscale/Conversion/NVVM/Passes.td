@@ -144,7 +144,8 @@ def MicroscaleNVVMOutlineMatmul
     `cluster_split_k` (the wgmma kernel: blocks of a cluster splitting K,
     1 to 8; 0: chosen), `chunk_groups` (the wgmma kernel with `weight_copies`
     shared: the chunk loop in groups of its stages, the copies' shared
-    addresses each thread's own plus immediates; false by default); a tiling the kernel cannot take is reported at the op
+    addresses each thread's own plus immediates; unset: true on the dense
+    form's staged plans, false on the ragged form's); a tiling the kernel cannot take is reported at the op
     with what would fit. A `scaled_matmul_storage` left by
     `microscale-nvvm-outline-scaled-matmul` is reported.
   }];
@@ -342,8 +343,8 @@ def MicroscaleNVVMSetTiling
            "mixed_matmul, the Hopper-layout wgmma kernel with the weight's "
            "words in shared memory (weight_copies shared): the chunk loop "
            "in groups of its stages, each cp.async's shared address the "
-           "thread's own plus an immediate (off by default: not yet "
-           "measured)">,
+           "thread's own plus an immediate (unset: on the dense form's "
+           "staged plans, off on the ragged form's)">,
     Option<"matmulClusterSplitK", "matmul-cluster-split-k", "int64_t",
            /*default=*/"0",
            "mixed_matmul, the Hopper-layout wgmma kernel: blocks of a "

@@ -479,10 +479,9 @@ planWgmmaMatmul(MixedMatmulStorageOp op, const MixedMatmulOptions &options,
       w.stages = std::min(w.stages,
                           shared / (w.stageBytes() + w.weightStageBytes()));
   }
-  // Chunk groups: on the dense form's staged plans (6-9% faster on five
-  // of six shapes at 12-16 rows, even on the sixth); not on the ragged
-  // form's, where gpt-oss mlp1 and mlp2 ran 4-9% slower with them
-  // (docs/performance.md, "Chunk groups timed").
+  // Chunk groups: on the dense form's staged plans, where they measured
+  // faster; not on the ragged form's, where gpt-oss mlp1 and mlp2
+  // measured slower with them (docs/performance.md, "Chunk groups timed").
   if (options.chunkGroups.value_or(false) && !w.stagedWeights)
     return op.emitOpError()
            << "tiling chunk_groups needs the weight's words in shared "

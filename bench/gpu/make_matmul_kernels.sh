@@ -299,6 +299,27 @@ MLIR
   rm "$out/$name.lowered.mlir" "$out/$name.mlir"
   echo "$m $k $n $threads $name ${grid}$experts $tokens $entry 0 hopper4" >> "$out/cases.txt"
 }
+# An A/B of set-tiling options: for each of OPTIONS..., every ragged case
+# of MOE (";"-separated "M K N EXPERTS TOKENS") and every dense
+# Hopper-layout case of DENSE (";"-separated "M K N", planner's tiling).
+#   emit_options_ab MOE DENSE OPTIONS...
+emit_options_ab() {
+  local moe=$1 dense=$2 options c
+  shift 2
+  local -a moe_list dense_list
+  IFS=';' read -r -a moe_list <<< "$moe"
+  IFS=';' read -r -a dense_list <<< "$dense"
+  for options in "$@"; do
+    for c in "${moe_list[@]}"; do
+      # shellcheck disable=SC2086
+      emit_hopper_moe $c "$options"
+    done
+    for c in "${dense_list[@]}"; do
+      # shellcheck disable=SC2086
+      emit_hopper $c 0 0 0 0 0 0 0 0 "$options"
+    done
+  done
+}
 # The ragged form with rows known at run time (tokens, ragged rows and out
 # rows `?`): one compile of the six wgmma variants, run at each TOKENS
 # (top-k = RAGGED / TOKENS rows each) with the variant the host code
@@ -750,17 +771,9 @@ elif [ "$mode" = weight-copies-ab ]; then
   # into shared memory with the activations (weight_copies = "shared"):
   # the ragged form and dense cp.async tiles, shapes whose N is not a
   # multiple of the block's columns among them.
-  for options in "matmul-weight-copies=registers" "matmul-weight-copies=shared"; do
-    emit_hopper_moe 40 512 96 8 10 "$options"
-    emit_hopper_moe 512 2880 5760 32 128 "$options"
-    emit_hopper_moe 512 2880 2880 32 128 "$options"
-    emit_hopper_moe 2048 2880 5760 128 512 "$options"
-    emit_hopper_moe 512 1504 1000 32 128 "$options"
-    for mkn in "32 2880 5760" "48 2880 2880" "32 8192 8192" "40 1504 1000"; do
-      # shellcheck disable=SC2086
-      emit_hopper $mkn 0 0 0 0 0 0 0 0 "$options"
-    done
-  done
+  emit_options_ab "40 512 96 8 10;512 2880 5760 32 128;512 2880 2880 32 128;2048 2880 5760 128 512;512 1504 1000 32 128" \
+    "32 2880 5760;48 2880 2880;32 8192 8192;40 1504 1000" \
+    "matmul-weight-copies=registers" "matmul-weight-copies=shared"
 elif [ "$mode" = chunk-groups-ab ]; then
   # The wgmma kernel's chunk loop in groups of its stages (tiling
   # chunk_groups: the copies' shared addresses each thread's own plus
@@ -769,17 +782,9 @@ elif [ "$mode" = chunk-groups-ab ]; then
   # weight's words in shared memory by default: the ragged form's 32- to
   # 64-token tiles and the dense form's tiles of 9 to 16 rows, shapes
   # whose N is not a multiple of the block's columns among them.
-  for options in "matmul-chunk-groups=false" "matmul-chunk-groups=true"; do
-    emit_hopper_moe 512 2880 5760 32 128 "$options"
-    emit_hopper_moe 512 2880 2880 32 128 "$options"
-    emit_hopper_moe 2048 2880 5760 128 512 "$options"
-    emit_hopper_moe 512 1504 1000 32 128 "$options"
-    emit_hopper_moe 512 2048 1536 32 128 "$options"
-    for mkn in "16 2880 5760" "16 2880 2880" "12 2880 5760" "16 8192 8192" "16 4096 14336" "16 1504 1000"; do
-      # shellcheck disable=SC2086
-      emit_hopper $mkn 0 0 0 0 0 0 0 0 "$options"
-    done
-  done
+  emit_options_ab "512 2880 5760 32 128;512 2880 2880 32 128;2048 2880 5760 128 512;512 1504 1000 32 128;512 2048 1536 32 128" \
+    "16 2880 5760;16 2880 2880;12 2880 5760;16 8192 8192;16 4096 14336;16 1504 1000" \
+    "matmul-chunk-groups=false" "matmul-chunk-groups=true"
 elif [ "$mode" = moe-cases ]; then
   # Ad hoc ragged cases: MOE_CASES holds emit_hopper_moe's arguments per
   # case, cases separated by ";" (M K N EXPERTS TOKENS [set-tiling options,
